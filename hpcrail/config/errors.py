@@ -1,0 +1,53 @@
+"""Configuration errors: one clear line per problem, naming the file, the field, the value and what
+is allowed.  The CLI prints them and exits with code 2 (never a traceback)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+_MISSING = object()
+
+
+def format_path(loc) -> str:
+    """Dotted path for a location tuple: ``("consist", 1, "count")`` → ``consist.1.count``."""
+    return ".".join(str(p) for p in loc) if loc else "(top level)"
+
+
+@dataclasses.dataclass
+class ConfigIssue:
+    """One problem in a configuration.
+
+    ``file`` is the YAML/CSV file that holds the offending value (or the top-level file),
+    ``path`` the dotted field path (the same syntax as ``--set``), ``message`` what is wrong,
+    ``value`` the offending value and ``allowed`` what would be accepted.
+    """
+
+    file: str
+    path: str
+    message: str
+    value: Any = _MISSING
+    allowed: str | None = None
+
+    def __str__(self) -> str:
+        s = f"{self.file}: {self.path}: {self.message}"
+        if self.value is not _MISSING:
+            v = repr(self.value)
+            if len(v) > 120:
+                v = v[:117] + "..."
+            s += f" (got {v})"
+        if self.allowed:
+            s += f"; allowed: {self.allowed}"
+        return s
+
+
+class ConfigError(Exception):
+    """Raised with every problem found in a configuration (``issues``), not only the first."""
+
+    def __init__(self, issues: list[ConfigIssue]):
+        self.issues = list(issues)
+        super().__init__("\n".join(str(i) for i in self.issues))
+
+    def __str__(self) -> str:
+        n = len(self.issues)
+        head = f"{n} problem{'s' if n != 1 else ''} in the configuration:"
+        return head + "\n" + "\n".join("  - " + str(i) for i in self.issues)

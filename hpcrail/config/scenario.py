@@ -1,0 +1,528 @@
+"""Typed schema of an LTD scenario (YAML) and its cross-field checks.
+
+Field names carry their units when they are not SI (``mass_t``, ``speed_kmh``, ``grade_permille``,
+``force_kN``); the model builders convert everything to SI.  Unknown keys are errors.  Every field is
+reachable by a dotted ``--set`` path, the same paths a sweep varies.
+
+Sources: paper 000 (Bosso et al. 2024) eqs (1)-(7) for the LTD model; MODELS.md §1 for units.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hpcrail.config.errors import ConfigIssue
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+def _strictly_increasing(v: list[float], what: str) -> list[float]:
+    if len(v) >= 2 and np.any(np.diff(np.asarray(v, float)) <= 0):
+        i = int(np.argmax(np.diff(np.asarray(v, float)) <= 0))
+        raise ValueError(f"{what} must be strictly increasing (entry {i + 1} = {v[i + 1]} follows {v[i]})")
+    return v
+
+
+# ------------------------------------------------------------------------------------------------
+# vehicles
+# ------------------------------------------------------------------------------------------------
+class Davis(Strict):
+    """Modified Davis running resistance, paper 000 eq (6) (AREA 1970, SI form):
+    F [N] = m[kg]/1000 · [Q_ad (a + b/P_ax + c V + d V²/(P_ax n_ax)) + curve/|R_c| + g i_s],
+    V in km/h, P_ax in t/axle, R_c in m, i_s in ‰ (the grade term is applied by the route)."""
+
+    adjustment: float = Field(1.0, ge=0, description="Davis adjustment factor Q_ad (1.0 if not stated)")
+    a: float = Field(2.943, ge=0, description="constant term [N/kN of weight... as in eq 6]")
+    b: float = Field(89.2, ge=0, description="axle-load term, divided by P_ax [t]")
+    c: float = Field(0.0306, ge=0, description="linear speed term, per km/h")
+    d: float = Field(0.122, ge=0, description="quadratic (aerodynamic) term, per (km/h)², divided by P_ax·n_ax")
+    curve: float = Field(6116.0, ge=0, description="curving resistance numerator, divided by |R_c| [m]")
+
+
+class ShoeFriction(Strict):
+    """Speed-dependent brake-shoe friction μ(V) = mu0 · (1 + a·V) / (1 + b·V), V in km/h
+    (a Karwatzki-type rational law; defaults: composition shoe, μ 0.38 → 0.30 at 100 km/h)."""
+
+    mu0: float = Field(0.38, gt=0, le=1)
+    a_per_kmh: float = Field(0.0, ge=0)
+    b_per_kmh: float = Field(0.0027, ge=0)
+
+
+class BrakeEquipment(Strict):
+    """Air-brake equipment of one vehicle (empirical model, MODELS.md §1)."""
+
+    shoe_force_kN: float = Field(..., ge=0, description="total shoe normal force at full-service cylinder pressure")
+    shoe_friction: ShoeFriction = ShoeFriction()
+
+
+class TractionCurves(Strict):
+    """Locomotive characteristic: tractive and dynamic-brake force [kN] vs speed [km/h] per notch.
+
+    ``traction_kN[k]`` is the curve of notch k+1 (notch 0 is zero force); likewise
+    ``dynamic_brake_kN``.  Between integer notches (while the notch ramps) forces interpolate
+    linearly.  Above the last speed the last value is used.  Accepts the CSV record form
+    ``{speed_kmh, traction_notch_1_kN.., dynbrake_notch_1_kN..}`` per row.
+    """
+
+    speed_kmh: list[float]
+    traction_kN: list[list[float]]
+    dynamic_brake_kN: list[list[float]] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_records(cls, data):
+        if isinstance(data, list) and data and isinstance(data[0], dict):
+            keys = data[0].keys()
+            tr = sorted((k for k in keys if k.startswith("traction_notch_")), key=lambda k: int(k.split("_")[2]))
+            db = sorted((k for k in keys if k.startswith("dynbrake_notch_")), key=lambda k: int(k.split("_")[2]))
+            return {"speed_kmh": [r.get("speed_kmh") for r in data],
+                    "traction_kN": [[r.get(k) for r in data] for k in tr],
+                    "dynamic_brake_kN": [[r.get(k) for r in data] for k in db]}
+        return data
+
+    @field_validator("speed_kmh")
+    @classmethod
+    def _speed(cls, v):
+        if len(v) < 2:
+            raise ValueError("needs at least two speeds")
+        if v[0] != 0:
+            raise ValueError("the speed table must start at 0 km/h")
+        return _strictly_increasing(v, "speed_kmh")
+
+    @model_validator(mode="after")
+    def _shapes(self):
+        n = len(self.speed_kmh)
+        for name in ("traction_kN", "dynamic_brake_kN"):
+            for k, row in enumerate(getattr(self, name)):
+                if len(row) != n:
+                    raise ValueError(f"{name}[{k}] (notch {k + 1}) has {len(row)} values, speed_kmh has {n}")
+                if min(row) < 0:
+                    raise ValueError(f"{name}[{k}] (notch {k + 1}) has a negative force: give magnitudes")
+        if not self.traction_kN:
+            raise ValueError("traction_kN needs at least one notch")
+        for k, row in enumerate(self.dynamic_brake_kN):
+            if row[0] != 0:
+                raise ValueError(f"dynamic_brake_kN[{k}] must be 0 at 0 km/h (a dynamic brake cannot hold a "
+                                 "train at standstill)")
+        return self
+
+
+class Locomotive(Strict):
+    """Traction equipment of a locomotive type."""
+
+    curves: TractionCurves
+    max_power_kW: Optional[float] = Field(None, gt=0, description="power limit at the top notch "
+                                          "(scaled by notch/top notch); None = curves already include it")
+    adhesion_coefficient: Optional[float] = Field(None, gt=0, le=1, description="force ≤ μ·m·g")
+    notch_rate_per_s: float = Field(0.5, gt=0, description="notch rate limit [notches/s]")
+    notch_time_constant_s: float = Field(0.2, gt=0, description="lag of the applied notch near its target")
+
+
+class VehicleType(Strict):
+    kind: Literal["wagon", "locomotive"] = "wagon"
+    mass_t: float = Field(..., gt=0, description="gross mass")
+    length_m: float = Field(..., gt=0, description="length over coupler pulling faces")
+    axles: int = Field(4, ge=1)
+    rotating_mass_fraction: float = Field(0.0, ge=0, le=0.5,
+                                          description="equivalent rotating inertia as a fraction of mass")
+    davis: Davis = Davis()
+    brake: Optional[BrakeEquipment] = None
+    traction: Optional[Locomotive] = None
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _loco(self):
+        if self.kind == "locomotive" and self.traction is None:
+            raise ValueError("a locomotive needs a 'traction' block (curves per notch)")
+        if self.kind == "wagon" and self.traction is not None:
+            raise ValueError("a wagon cannot have 'traction'; set kind: locomotive")
+        return self
+
+
+# ------------------------------------------------------------------------------------------------
+# connections (couplers, draft gears, rigid bars)
+# ------------------------------------------------------------------------------------------------
+class GearCurves(Strict):
+    """Loading and unloading curves of a draft gear beyond the slack (paper 000 eq 7).
+
+    ``deflection_mm`` starts at 0 (the end of the slack) and increases strictly; ``loading_kN``
+    starts at 0 and never decreases; ``unloading_kN`` (or ``unloading_ratio`` × loading) lies
+    between 0 and the loading curve.  Beyond the last point the gear is solid: both curves continue
+    with the end-stop stiffness.
+    """
+
+    deflection_mm: list[float]
+    loading_kN: list[float]
+    unloading_kN: Optional[list[float]] = None
+    unloading_ratio: Optional[float] = Field(None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _check(self):
+        x, fl = self.deflection_mm, self.loading_kN
+        if len(x) < 2:
+            raise ValueError("deflection_mm needs at least two points")
+        if x[0] != 0:
+            raise ValueError(f"deflection_mm must start at 0 (the end of the slack), got {x[0]}")
+        _strictly_increasing(x, "deflection_mm")
+        if len(fl) != len(x):
+            raise ValueError(f"loading_kN has {len(fl)} values, deflection_mm has {len(x)}")
+        if fl[0] != 0:
+            raise ValueError(f"loading_kN must start at 0 (no force at the end of the slack), got {fl[0]}")
+        if np.any(np.diff(fl) < 0):
+            raise ValueError("loading_kN must not decrease with deflection (non-monotonic coupler table)")
+        if (self.unloading_kN is None) == (self.unloading_ratio is None):
+            raise ValueError("give exactly one of unloading_kN or unloading_ratio")
+        if self.unloading_kN is not None:
+            fu = self.unloading_kN
+            if len(fu) != len(x):
+                raise ValueError(f"unloading_kN has {len(fu)} values, deflection_mm has {len(x)}")
+            if fu[0] != 0 or min(fu) < 0:
+                raise ValueError("unloading_kN must start at 0 and be non-negative")
+            if np.any(np.diff(fu) < 0):
+                raise ValueError("unloading_kN must not decrease with deflection (non-monotonic coupler table)")
+            if any(u > l_ + 1e-9 for u, l_ in zip(fu, fl)):
+                raise ValueError("unloading_kN must not exceed loading_kN")
+        return self
+
+    def unloading(self) -> list[float]:
+        if self.unloading_kN is not None:
+            return list(self.unloading_kN)
+        return [self.unloading_ratio * f for f in self.loading_kN]
+
+
+class HystereticCoupler(Strict):
+    """Coupler / draft-gear connection with slack and hysteresis, paper 000 eq (7)."""
+
+    kind: Literal["hysteretic"] = "hysteretic"
+    slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
+    draft: GearCurves
+    buff: Optional[GearCurves] = None
+    end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, description="solid-gear stiffness beyond the table")
+    transition_speed_mps: float = Field(0.01, gt=0, description="v_ε of eq (7)")
+    damping_kNs_per_m: float = Field(0.0, ge=0, description="extra viscous damping while engaged (numerical)")
+
+    def buff_curves(self) -> GearCurves:
+        return self.buff if self.buff is not None else self.draft
+
+
+class RigidBar(Strict):
+    """Slackless drawbar joining a wagon pair: linear spring-damper, no hysteresis."""
+
+    kind: Literal["rigid_bar"] = "rigid_bar"
+    stiffness_MN_per_m: float = Field(80.0, gt=0)
+    damping_kNs_per_m: float = Field(100.0, ge=0)
+
+
+class LinearConnection(Strict):
+    """Linear spring-damper with optional slack (analytic tests, simple studies)."""
+
+    kind: Literal["linear"] = "linear"
+    stiffness_MN_per_m: float = Field(..., gt=0)
+    damping_kNs_per_m: float = Field(0.0, ge=0)
+    slack_mm: float = Field(0.0, ge=0)
+
+
+ConnectionType = HystereticCoupler | RigidBar | LinearConnection
+
+
+# ------------------------------------------------------------------------------------------------
+# consist, route, driver, air brake, numerics
+# ------------------------------------------------------------------------------------------------
+class ConsistEntry(Strict):
+    """``count`` vehicles of ``type``; ``pairs`` joins them two by two with that connection type
+    (wagon pairs on drawbars), ``internal`` joins all of them with one type."""
+
+    type: str
+    count: int = Field(1, ge=1)
+    pairs: Optional[str] = None
+    internal: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _one(self):
+        if self.pairs and self.internal:
+            raise ValueError("give at most one of 'pairs' and 'internal'")
+        return self
+
+
+class Connections(Strict):
+    default: str = Field(..., description="connection type between entries of the consist")
+    at: dict[int, str] = Field({}, description="explicit connection type by coupler number (1 = behind vehicle 1)")
+
+
+class RouteSection(Strict):
+    start_km: float
+    end_km: float
+    grade_permille: float = Field(0.0, description="grade, positive uphill in the direction of travel")
+    radius_m: float = Field(0.0, description="curve radius, 0 = tangent track")
+
+    @model_validator(mode="after")
+    def _len(self):
+        if self.end_km <= self.start_km:
+            raise ValueError(f"end_km ({self.end_km}) must be greater than start_km ({self.start_km})")
+        if self.radius_m != 0 and abs(self.radius_m) < 50:
+            raise ValueError(f"radius_m = {self.radius_m} is below 50 m; use 0 for tangent track")
+        if abs(self.grade_permille) > 60:
+            raise ValueError(f"grade_permille = {self.grade_permille} exceeds ±60 ‰")
+        return self
+
+
+class Route(Strict):
+    """Grade and curvature along the track; sections must be contiguous.  Each vehicle sees the grade
+    and curvature averaged over its own length at its own position."""
+
+    sections: list[RouteSection] = Field(..., min_length=1)
+    start_m: float = Field(0.0, description="initial position of the front of the train along the route")
+
+    @model_validator(mode="after")
+    def _contiguous(self):
+        for i in range(1, len(self.sections)):
+            a, b = self.sections[i - 1], self.sections[i]
+            if abs(a.end_km - b.start_km) > 1e-9:
+                raise ValueError(f"sections {i} and {i + 1} are not contiguous "
+                                 f"(end_km {a.end_km} ≠ start_km {b.start_km})")
+        return self
+
+    @property
+    def start_km(self) -> float:
+        return self.sections[0].start_km
+
+    @property
+    def end_km(self) -> float:
+        return self.sections[-1].end_km
+
+
+class Command(Strict):
+    """A driver command taking effect at ``time_s`` (or ``distance_m`` travelled by the front of the
+    train).  Fields not given keep their previous value.  ``notch``: + traction, − dynamic brake;
+    or ``traction_notch``/``dynbrake_notch`` (both ≥ 0, not both > 0).  ``brake``: air-brake demand
+    as a fraction of full service (0 = release) or ``emergency``."""
+
+    time_s: Optional[float] = Field(None, ge=0)
+    distance_m: Optional[float] = Field(None, ge=0)
+    notch: Optional[float] = None
+    traction_notch: Optional[float] = Field(None, ge=0)
+    dynbrake_notch: Optional[float] = Field(None, ge=0)
+    brake: Optional[float | Literal["emergency"]] = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        if (self.time_s is None) == (self.distance_m is None):
+            raise ValueError("give exactly one of time_s and distance_m")
+        if self.notch is not None and (self.traction_notch is not None or self.dynbrake_notch is not None):
+            raise ValueError("give either notch or traction_notch/dynbrake_notch")
+        if (self.traction_notch or 0) > 0 and (self.dynbrake_notch or 0) > 0:
+            raise ValueError("traction_notch and dynbrake_notch cannot both be engaged")
+        if isinstance(self.brake, float) and not 0 <= self.brake <= 1:
+            raise ValueError(f"brake must be within [0, 1] (fraction of full service) or 'emergency', got {self.brake}")
+        return self
+
+    def signed_notch(self) -> Optional[float]:
+        if self.notch is not None:
+            return float(self.notch)
+        if self.traction_notch is None and self.dynbrake_notch is None:
+            return None
+        return float(self.traction_notch or 0) - float(self.dynbrake_notch or 0)
+
+    @property
+    def at(self) -> float:
+        return self.time_s if self.time_s is not None else self.distance_m
+
+
+class Driver(Strict):
+    """Driver schedule: piecewise-constant notch and brake commands against time or distance."""
+
+    basis: Literal["time", "distance"] = "time"
+    commands: list[Command] = Field(..., min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self):
+        key = "time_s" if self.basis == "time" else "distance_m"
+        ats = []
+        for i, c in enumerate(self.commands):
+            if getattr(c, key) is None:
+                raise ValueError(f"command {i + 1} has no {key} (driver.basis is {self.basis!r})")
+            ats.append(getattr(c, key))
+        if np.any(np.diff(ats) < 0):
+            raise ValueError(f"commands must be sorted by {key}")
+        return self
+
+
+class AirBrake(Strict):
+    """Empirical air brake (Wu et al. 2021 family, cited by paper 000): the brake-pipe signal
+    propagates from the lead vehicle at the propagation speed (modelled as a chain of first-order
+    lags, one per vehicle, whose delays add up to distance/speed), cylinders fill with a first-order
+    lag, shoes produce μ(V)·N."""
+
+    enabled: bool = False
+    service_propagation_mps: float = Field(200.0, gt=0)
+    emergency_propagation_mps: float = Field(280.0, gt=0)
+    release_propagation_mps: float = Field(150.0, gt=0)
+    full_service_pressure_kPa: float = Field(420.0, gt=0)
+    emergency_pressure_ratio: float = Field(1.2, ge=1, description="emergency cylinder pressure / full service")
+    apply_time_constant_s: float = Field(4.0, gt=0)
+    emergency_time_constant_s: float = Field(2.0, gt=0)
+    release_time_constant_s: float = Field(10.0, gt=0)
+
+
+class Integrator(Strict):
+    """Integrator settings; ``method`` is any registered name (``hpcrail info`` lists them)."""
+
+    method: str = "rk4"
+    step_s: Optional[float] = Field(None, gt=0, description="fixed step (fixed-step methods) or initial step")
+    rtol: float = Field(1e-6, gt=0, lt=1)
+    atol: float = Field(1e-6, gt=0)
+    max_steps: int = Field(200_000_000, ge=1)
+    max_step_s: Optional[float] = Field(None, gt=0)
+    min_step_s: float = Field(0.0, ge=0)
+
+    @field_validator("method")
+    @classmethod
+    def _known(cls, v):
+        from hpcrail.integrators import registry
+
+        try:
+            return registry.canonical_name(v)
+        except KeyError:
+            raise ValueError(f"unknown integrator {v!r}; allowed: {', '.join(registry.method_names())}")
+
+    @model_validator(mode="after")
+    def _step(self):
+        from hpcrail.integrators import registry
+
+        if not registry.get(self.method).adaptive and self.step_s is None:
+            raise ValueError(f"method {self.method!r} has a fixed step: set integrator.step_s")
+        return self
+
+
+class Output(Strict):
+    interval_s: float = Field(1.0, gt=0, description="sampling interval of the time series")
+    reference_coupler: Optional[int] = Field(None, ge=1, description="coupler for the deflection metrics "
+                                             "(default: the coupler of the largest draft force)")
+    energy: bool = Field(True, description="integrate traction, resistance, brake and coupler work")
+
+
+class Simulation(Strict):
+    duration_s: float = Field(..., gt=0)
+    initial_speed_kmh: float = Field(0.0, ge=0)
+
+
+class Numerics(Strict):
+    standstill_time_constant_s: float = Field(
+        0.005, gt=0, description="Standstill (static-friction) treatment of running resistance and "
+        "brakes: below breakaway the friction cancels the applied force and damps the speed with this "
+        "time constant; it never pushes a vehicle backwards")
+
+
+class Scenario(Strict):
+    """A complete LTD scenario: train, track, driving, numerics, output."""
+
+    model: Literal["ltd"] = "ltd"
+    name: str = Field(..., pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str = ""
+    vehicle_types: dict[str, VehicleType] = Field(..., min_length=1)
+    connection_types: dict[str, ConnectionType] = Field(..., min_length=1)
+    consist: list[ConsistEntry] = Field(..., min_length=1)
+    connections: Connections
+    route: Route
+    driver: Driver
+    air_brake: AirBrake = AirBrake()
+    simulation: Simulation
+    integrator: Integrator = Integrator(step_s=0.003)
+    output: Output = Output()
+    numerics: Numerics = Numerics()
+
+    def vehicle_type_names(self) -> list[str]:
+        """Type name of each vehicle, head first (length N)."""
+        return [e.type for e in self.consist for _ in range(e.count)]
+
+    def connection_type_names(self) -> list[str]:
+        """Type name of each connection, head to tail (length N-1)."""
+        names: list[str] = []
+        for ei, e in enumerate(self.consist):
+            if ei > 0:
+                names.append(self.connections.default)
+            for k in range(e.count - 1):
+                if e.internal:
+                    names.append(e.internal)
+                elif e.pairs:
+                    names.append(e.pairs if k % 2 == 0 else self.connections.default)
+                else:
+                    names.append(self.connections.default)
+        for num, t in self.connections.at.items():
+            if 1 <= num <= len(names):
+                names[num - 1] = t
+        return names
+
+
+def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
+    """Cross-field rules that a per-field schema cannot express; returns every problem found."""
+    issues: list[ConfigIssue] = []
+
+    def add(loc, msg, value=None, allowed=None, *, has_value=True):
+        i = ConfigIssue(doc.file_for(loc), ".".join(map(str, loc)), msg, allowed=allowed)
+        if has_value:
+            i.value = value
+        issues.append(i)
+
+    vt, ct = sc.vehicle_types, sc.connection_types
+    for i, e in enumerate(sc.consist):
+        if e.type not in vt:
+            add(("consist", i, "type"), "unknown vehicle type", e.type, ", ".join(sorted(vt)))
+        for key in ("pairs", "internal"):
+            v = getattr(e, key)
+            if v is not None and v not in ct:
+                add(("consist", i, key), "unknown connection type", v, ", ".join(sorted(ct)))
+        if e.pairs and e.count % 2:
+            add(("consist", i, "count"), "an entry joined in pairs needs an even count", e.count)
+    if sc.connections.default not in ct:
+        add(("connections", "default"), "unknown connection type", sc.connections.default, ", ".join(sorted(ct)))
+    n_veh = sum(e.count for e in sc.consist)
+    if n_veh < 2:
+        add(("consist",), "a consist needs at least two vehicles", n_veh)
+    for num, t in sc.connections.at.items():
+        if t not in ct:
+            add(("connections", "at", num), "unknown connection type", t, ", ".join(sorted(ct)))
+        if not 1 <= num <= n_veh - 1:
+            add(("connections", "at", num), "coupler number out of range", num, f"1..{n_veh - 1}")
+    if not any(vt[e.type].kind == "locomotive" for e in sc.consist if e.type in vt):
+        add(("consist",), "the consist has no locomotive", [e.type for e in sc.consist])
+    if sc.output.reference_coupler is not None and not sc.output.reference_coupler <= n_veh - 1:
+        add(("output", "reference_coupler"), "coupler number out of range", sc.output.reference_coupler,
+            f"1..{n_veh - 1}")
+    # the schedule must stay on the route / within the simulated time
+    route_len_m = (sc.route.end_km - sc.route.start_km) * 1000.0
+    for i, c in enumerate(sc.driver.commands):
+        if sc.driver.basis == "distance" and c.distance_m is not None and c.distance_m > route_len_m:
+            add(("driver", "commands", i, "distance_m"), "command beyond the end of the route", c.distance_m,
+                f"0..{route_len_m:g} m (route length)")
+        if sc.driver.basis == "time" and c.time_s is not None and c.time_s > sc.simulation.duration_s:
+            add(("driver", "commands", i, "time_s"), "command after the end of the simulation", c.time_s,
+                f"0..{sc.simulation.duration_s:g} s (simulation.duration_s)")
+        if isinstance(c.brake, (int, float)) and c.brake > 0 or c.brake == "emergency":
+            if not sc.air_brake.enabled:
+                add(("driver", "commands", i, "brake"), "a brake command needs air_brake.enabled: true", c.brake)
+        n = c.signed_notch()
+        if n is not None:
+            for t in {e.type for e in sc.consist if e.type in vt and vt[e.type].kind == "locomotive"}:
+                tr = vt[t].traction
+                top = len(tr.curves.traction_kN) if n >= 0 else len(tr.curves.dynamic_brake_kN)
+                if abs(n) > top:
+                    add(("driver", "commands", i, "notch"), f"notch beyond the notches of locomotive type {t!r}",
+                        n, f"-{len(tr.curves.dynamic_brake_kN)}..{len(tr.curves.traction_kN)}")
+    start_m = sc.route.start_m
+    if not sc.route.start_km * 1000.0 <= start_m <= sc.route.end_km * 1000.0:
+        add(("route", "start_m"), "the train must start on the route", start_m,
+            f"{sc.route.start_km * 1000:g}..{sc.route.end_km * 1000:g} m")
+    if sc.air_brake.enabled:
+        for t in {e.type for e in sc.consist}:
+            if t in vt and vt[t].brake is None:
+                add(("vehicle_types", t, "brake"), "air_brake.enabled needs brake equipment on every vehicle type",
+                    has_value=False)
+    it = sc.integrator
+    if it.step_s is not None and it.step_s > sc.simulation.duration_s:
+        add(("integrator", "step_s"), "step longer than the simulation", it.step_s)
+    return issues

@@ -1,0 +1,306 @@
+"""Numba kernels of the longitudinal train dynamics model, paper 000 eqs (1)-(7).
+
+m_j dv_j/dt = F_TDB,j − F_res,j + F_c,j−1 − F_c,j − F_air,j            (paper 000 eq 5)
+
+* F_c: connection laws of :mod:`hpcrail.models.couplers.hysteretic` (eq 7).
+* F_res: modified Davis (eq 6) with each vehicle's grade and curvature averaged over its own
+  length at its own position.  The constant and curving parts act like dry friction and, together
+  with the brake-shoe force, go through a standstill treatment: F_fric = clamp(F_other + k_s v,
+  −R_s, R_s) with k_s = m/τ_s.  At speed this is R_s·sign(v); at rest it cancels any applied force
+  below breakaway (no creep backwards) and above it lets the vehicle start.  It is continuous.
+* F_TDB: locomotive traction / dynamic-brake tables per notch, notch interpolated while it ramps,
+  optional power and adhesion limits.
+* F_air: empirical air brake (brake-pipe signal chain, cylinder lag, μ(V) shoe friction).
+
+State layout: see :mod:`hpcrail.models.ltd.build`.  All kernels read parameters from runtime arrays.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from hpcrail._numba import JIT, JIT_NRT_FREE
+from hpcrail.models.couplers.hysteretic import connection_force
+from hpcrail.models.ltd.build import ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN
+
+# rows of the per-sample record written by ltd_eval when record=True
+REC_POSITION, REC_COUPLER_FORCE, REC_DEFLECTION, REC_TRACTION, REC_BRAKE, REC_RESISTANCE, REC_GRADE, \
+    REC_COMMAND = range(8)
+N_REC = 8
+
+
+@njit(inline="always", **JIT)
+def route_means(hk, sk, s0, inv_ds, inv_len, a, b):
+    """Grade [-] and curvature [1/m] averaged over [a, b] (a vehicle's length, inv_len = 1/(b−a)).
+
+    ``hk[R, 2]``: cumulative elevation and ∫1/|R| on a uniform grid (piecewise linear, linearly
+    extrapolated beyond the route); ``sk[R-1, 2]``: their slope per cell.  A vehicle inside one
+    cell (the common case) needs one lookup.
+    """
+    nr = hk.shape[0]
+    ua = (a - s0) * inv_ds
+    ub = (b - s0) * inv_ds
+    ia = int(ua)
+    ib = int(ub)
+    if ia == ib and ua >= 0.0 and ia < nr - 1:
+        return sk[ia, 0], sk[ia, 1]
+    if ia < 0:
+        ia = 0
+    elif ia > nr - 2:
+        ia = nr - 2
+    if ib < 0:
+        ib = 0
+    elif ib > nr - 2:
+        ib = nr - 2
+    wa = ua - ia
+    wb = ub - ib
+    g = (hk[ib, 0] * (1.0 - wb) + hk[ib + 1, 0] * wb) - (hk[ia, 0] * (1.0 - wa) + hk[ia + 1, 0] * wa)
+    c = (hk[ib, 1] * (1.0 - wb) + hk[ib + 1, 1] * wb) - (hk[ia, 1] * (1.0 - wa) + hk[ia + 1, 1] * wa)
+    return g * inv_len, c * inv_len
+
+
+@njit(inline="always", **JIT)
+def _table3(tab, lt, k, nv, dv, speed):
+    u = speed / dv
+    i = int(u)
+    if i >= nv - 1:
+        return tab[lt, k, nv - 1]
+    w = u - i
+    return tab[lt, k, i] * (1.0 - w) + tab[lt, k, i + 1] * w
+
+
+@njit(inline="always", **JIT)
+def tractive_force(p, j, v, notch):
+    """Traction (+) or dynamic-brake (opposing motion) force [N] of locomotive vehicle j at speed v
+    [m/s] and applied notch ``notch`` (+ traction, − dynamic brake; fractional while ramping)."""
+    lt = p.loco_type[j]
+    speed = abs(v)
+    nv = p.trac_nv[lt]
+    dv = p.trac_dv[lt]
+    if notch >= 0.0:
+        nk = p.trac_nk[lt]
+        a = min(notch, float(nk))
+        k0 = int(a)
+        fr = a - k0
+        k1 = min(k0 + 1, nk)
+        f = _table3(p.trac, lt, k0, nv, dv, speed)
+        if fr > 0.0:
+            f += fr * (_table3(p.trac, lt, k1, nv, dv, speed) - f)
+        pm = p.p_max[lt]
+        if pm > 0.0 and speed > 0.0:
+            plim = pm * a / nk / speed
+            if f > plim:
+                f = plim
+        if f > p.f_adhesion[j]:
+            f = p.f_adhesion[j]
+        return f
+    nk = p.dynb_nk[lt]
+    if nk == 0:
+        return 0.0
+    a = min(-notch, float(nk))
+    k0 = int(a)
+    fr = a - k0
+    k1 = min(k0 + 1, nk)
+    f = _table3(p.dynb, lt, k0, nv, dv, speed)
+    if fr > 0.0:
+        f += fr * (_table3(p.dynb, lt, k1, nv, dv, speed) - f)
+    if f > p.f_adhesion[j]:
+        f = p.f_adhesion[j]
+    if v < 0.0:
+        return f
+    return -f
+
+
+@njit(inline="always", **JIT)
+def schedule_index(p, t, y):
+    """Index of the driver command in force (time basis: t; distance basis: front travel)."""
+    x = t if p.basis == 0 else y[0] + p.front_offset - p.start_front
+    xs = p.sched_x
+    lo = 0
+    hi = xs.size - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if xs[mid] <= x:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval(t, y, p, dydt, rec, record):
+    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
+    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``)."""
+    N = p.n_veh
+    B = p.block
+    ic = schedule_index(p, t, y)
+    cmd_notch = p.sched_notch[ic]
+    cmd_brake = p.sched_brake[ic]
+    notch = y[p.i_notch]
+    dn = (cmd_notch - notch) / p.notch_tau
+    if dn > p.notch_rate:
+        dn = p.notch_rate
+    elif dn < -p.notch_rate:
+        dn = -p.notch_rate
+    dydt[p.i_notch] = dn
+    air = p.air_brake != 0
+    energy = p.i_energy >= 0
+    s0 = p.route_s0
+    inv_ds = p.route_inv_ds
+    s = y[0]
+    dydt[0] = y[1]
+    f_front = 0.0
+    w_t = 0.0
+    w_r = 0.0
+    w_b = 0.0
+    w_c = 0.0
+    upstream = cmd_brake
+    for j in range(N):
+        base = B * j
+        v = y[base + 1]
+        e = 0.0
+        if j < N - 1:
+            e = y[base + B]
+            de = v - y[base + B + 1]
+            f_rear = connection_force(e, de, p.conn_type[j], p.conn_gap, p.conn_dx, p.conn_inv_dx, p.conn_n,
+                                      p.conn_fm, p.conn_fa, p.conn_kend, p.conn_inv_veps, p.conn_c, p.conn_xc)
+            dydt[base + B] = de
+            w_c += f_rear * de
+        else:
+            f_rear = 0.0
+        hl = p.half_len[j]
+        slope, kappa = route_means(p.route_hk, p.route_sk, s0, inv_ds, p.inv_len[j], s - hl, s + hl)
+        f_grade = p.mass[j] * 9.81 * slope
+        f_tr = 0.0
+        if p.loco_type[j] >= 0:
+            f_tr = tractive_force(p, j, v, notch)
+        f_brk = 0.0
+        if air:
+            b = y[base + 2]
+            pc = y[base + 3]
+            if upstream > b:
+                c = p.ab_c_emergency if upstream > p.ab_emergency_level else p.ab_c_service
+            else:
+                c = p.ab_c_release
+            dydt[base + 2] = (upstream - b) * c / p.link_len[j]
+            if b > pc:
+                tau = p.ab_tau_emergency if b > p.ab_emergency_level else p.ab_tau_apply
+            else:
+                tau = p.ab_tau_release
+            dydt[base + 3] = (b - pc) / tau
+            upstream = b
+            if pc > 0.0:
+                sp = abs(v)
+                mu = p.mu0[j] * (1.0 + p.mu_a[j] * sp) / (1.0 + p.mu_b[j] * sp)
+                f_brk = mu * p.shoe_full[j] * pc
+        r_static = p.r0[j] + p.rcurve[j] * kappa
+        r_s = r_static + f_brk
+        f_speed = (p.r1[j] + p.r2[j] * abs(v)) * v
+        f_other = f_tr + f_front - f_rear - f_grade - f_speed
+        f_fric = f_other + p.k_stand[j] * v
+        if f_fric > r_s:
+            f_fric = r_s
+        elif f_fric < -r_s:
+            f_fric = -r_s
+        dydt[base + 1] = (f_other - f_fric) * p.inv_mass_eff[j]
+        if energy:
+            w_t += v * f_tr
+            w_r += v * (f_speed + f_fric * (r_static / r_s))
+            w_b += v * f_fric * (f_brk / r_s)
+        if record:
+            rec[REC_POSITION, j] = s
+            rec[REC_TRACTION, j] = f_tr
+            rec[REC_BRAKE, j] = -f_fric * (f_brk / r_s)
+            rec[REC_RESISTANCE, j] = -(f_speed + f_fric * (r_static / r_s))
+            rec[REC_GRADE, j] = -f_grade
+            if j < N - 1:
+                rec[REC_COUPLER_FORCE, j] = f_rear
+                rec[REC_DEFLECTION, j] = e
+        f_front = f_rear
+        if j < N - 1:
+            s = s - p.center_dist[j] - e
+    if energy:
+        ie = p.i_energy
+        dydt[ie] = w_t
+        dydt[ie + 1] = w_r
+        dydt[ie + 2] = w_b
+        dydt[ie + 3] = w_c
+    if record:
+        rec[REC_COMMAND, 0] = cmd_notch
+        rec[REC_COMMAND, 1] = cmd_brake
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_rhs(t, y, p, dydt):
+    """Right-hand side dy/dt = f(t, y) of the LTD model (integrator contract).
+
+    ``y``, ``dydt``: float64[n] in the layout of :mod:`hpcrail.models.ltd.build`; SI units.
+    Source: paper 000 eqs (1)-(7).
+    """
+    ltd_eval(t, y, p, dydt, p.no_record, False)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_observe(t, y, p, acc):
+    """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
+    speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
+    and a flag when the front of the train leaves the route."""
+    N = p.n_veh
+    B = p.block
+    M = N - 1
+    vmax = acc[ACC_VMAX]
+    vmin = acc[ACC_VMIN]
+    for j in range(N):
+        v = y[B * j + 1]
+        if v > vmax:
+            vmax = v
+        if v < vmin:
+            vmin = v
+    acc[ACC_VMAX] = vmax
+    acc[ACC_VMIN] = vmin
+    h = ACC_HEAD
+    for k in range(M):
+        e = y[B * (k + 1)]
+        de = y[B * k + 1] - y[B * (k + 1) + 1]
+        f = connection_force(e, de, p.conn_type[k], p.conn_gap, p.conn_dx, p.conn_inv_dx, p.conn_n, p.conn_fm,
+                             p.conn_fa, p.conn_kend, p.conn_inv_veps, p.conn_c, p.conn_xc)
+        if f > acc[h + k]:
+            acc[h + k] = f
+            if f > acc[ACC_FMAX]:
+                acc[ACC_FMAX] = f
+                acc[ACC_T_DRAFT] = t
+        if f < acc[h + M + k]:
+            acc[h + M + k] = f
+            if f < acc[ACC_FMIN]:
+                acc[ACC_FMIN] = f
+                acc[ACC_T_BUFF] = t
+        if e > acc[h + 2 * M + k]:
+            acc[h + 2 * M + k] = e
+        if e < acc[h + 3 * M + k]:
+            acc[h + 3 * M + k] = e
+    if y[0] + p.front_offset > p.route_end:
+        acc[ACC_OFFROUTE] = 1.0
+
+
+@njit(**JIT)
+def ltd_outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd):
+    """Per-sample outputs from sampled states.
+
+    ``t``: float64[k]; ``Y``: float64[k, n]; writes ``rec[k, N_REC, N]`` (force breakdown),
+    ``accel[k, N]`` [m/s²], ``notch_cmd[k]``, ``brake_cmd[k]``.  Rows with NaN states (after a
+    failure) are left NaN.
+    """
+    n = Y.shape[1]
+    N = p.n_veh
+    B = p.block
+    dydt = np.empty(n)
+    for k in range(t.size):
+        if not math.isfinite(Y[k, 0]):
+            continue
+        ltd_eval(t[k], Y[k], p, dydt, rec[k], True)
+        for j in range(N):
+            accel[k, j] = dydt[B * j + 1]
+        notch_cmd[k] = rec[k, REC_COMMAND, 0]
+        brake_cmd[k] = rec[k, REC_COMMAND, 1]

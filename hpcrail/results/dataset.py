@@ -1,0 +1,100 @@
+"""The result dataset schema shared by ``hpcrail run`` and ``hpcrail sweep``.
+
+Dimensions ``time`` [s], ``vehicle`` (1..N, head first), ``coupler`` (1..N−1, head to tail; coupler k
+joins vehicles k and k+1).  Forces are + draft / − buff.  Every variable and coordinate carries CF
+``units`` and ``long_name``; the dataset carries provenance attributes (software, git commit, host,
+canonical config YAML and its hash, integrator and statistics, wall time).
+
+Scalar variables that every run has — the benchmark metrics, ``status``, ``message``,
+``wall_time``, ``compile_time``, ``nsteps``, ``nfev`` … — are the variables a sweep stacks along its
+``scenario`` dimension.
+"""
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from hpcrail.results.metrics import METRICS
+
+SCHEMA_VERSION = "1"
+
+#: time-series variables: name -> (dims, units, long_name)
+SERIES = {
+    "position": (("time", "vehicle"), "m", "position of the vehicle centre along the route"),
+    "speed": (("time", "vehicle"), "m s-1", "vehicle speed"),
+    "acceleration": (("time", "vehicle"), "m s-2", "vehicle acceleration"),
+    "coupler_force": (("time", "coupler"), "N", "in-train force (+ draft, - buff)"),
+    "coupler_deflection": (("time", "coupler"), "m", "connection extension incl. slack (+ draft, - buff)"),
+    "tractive_force": (("time", "vehicle"), "N", "traction (+) / dynamic-brake force on the vehicle"),
+    "brake_force": (("time", "vehicle"), "N", "air-brake force on the vehicle (opposes motion)"),
+    "resistance_force": (("time", "vehicle"), "N", "running and curving resistance on the vehicle (eq 6)"),
+    "grade_force": (("time", "vehicle"), "N", "grade force on the vehicle (- uphill)"),
+    "brake_cylinder_pressure": (("time", "vehicle"), "Pa", "brake-cylinder pressure"),
+    "notch": (("time",), "1", "applied notch (+ traction, - dynamic brake), after the rate limit"),
+    "notch_command": (("time",), "1", "driver's notch command (+ traction, - dynamic brake)"),
+    "brake_command": (("time",), "1", "driver's air-brake demand (fraction of full service)"),
+}
+
+#: per-coupler envelopes over every accepted step
+ENVELOPES = {
+    "coupler_max_draft_force": ("N", "per-coupler maximum draft force over every step"),
+    "coupler_max_buff_force": ("N", "per-coupler maximum buff force magnitude over every step"),
+    "coupler_max_draft_deflection": ("m", "per-coupler maximum extension over every step"),
+    "coupler_max_buff_deflection": ("m", "per-coupler maximum compression magnitude over every step"),
+}
+
+#: run-level scalars (status and statistics)
+RUN_SCALARS = {
+    "status": ("", "integration status (completed, max_steps, step_underflow, non_finite, ...)"),
+    "message": ("", "reason of the status"),
+    "wall_time": ("s", "wall-clock time of the integration (compilation excluded)"),
+    "compile_time": ("s", "time spent compiling or loading compiled kernels"),
+    "nsteps": ("1", "accepted integrator steps"),
+    "nrejected": ("1", "rejected integrator steps"),
+    "nfev": ("1", "right-hand-side evaluations"),
+    "t_reached": ("s", "last time reached by the integrator"),
+}
+
+#: energy balance scalars
+ENERGY = {
+    "traction_work": ("J", "work of traction and dynamic brake (dynamic brake negative)"),
+    "resistance_work": ("J", "energy dissipated by running and curving resistance"),
+    "brake_work": ("J", "energy dissipated by the air brake"),
+    "coupler_work": ("J", "net work absorbed by the connections (stored + dissipated)"),
+    "kinetic_energy_change": ("J", "change of kinetic energy"),
+    "potential_energy_change": ("J", "change of potential energy (from the route elevation)"),
+    "energy_balance_residual": ("J", "traction - resistance - brake - coupler work - dKE - dPE"),
+}
+
+
+def coords(n_vehicles: int, times: np.ndarray, vehicle_types: list[str], connection_types: list[str]) -> dict:
+    """Coordinates of the shared schema (with units and long names)."""
+    return {
+        "time": ("time", np.asarray(times, float), {"units": "s", "long_name": "simulated time",
+                                                      "standard_name": "time"}),
+        "vehicle": ("vehicle", np.arange(1, n_vehicles + 1), {"units": "1",
+                                                              "long_name": "vehicle number, 1 = head"}),
+        "coupler": ("coupler", np.arange(1, n_vehicles), {"units": "1",
+                                                          "long_name": "coupler number, k joins vehicles k and k+1"}),
+        "vehicle_type": ("vehicle", np.asarray(vehicle_types, dtype=str), {"long_name": "vehicle type name"}),
+        "connection_type": ("coupler", np.asarray(connection_types, dtype=str),
+                            {"long_name": "connection type name"}),
+    }
+
+
+def scalar(value, units: str, long_name: str, **attrs) -> xr.DataArray:
+    a = {"long_name": long_name, **attrs}
+    if units:
+        a["units"] = units
+    return xr.DataArray(value, attrs=a)
+
+
+def metric_vars(metrics: dict) -> dict:
+    """DataArrays of the benchmark metrics (SI) with units and long names."""
+    out = {}
+    for name, (units, long_name, _d, _f) in METRICS.items():
+        attrs = {}
+        if name.endswith("deflection"):
+            attrs["reference_coupler"] = int(metrics["reference_coupler"])
+        out[name] = scalar(metrics[name], units, long_name, **attrs)
+    return out
