@@ -16,6 +16,9 @@ from hpcrail.config.loading import (
 
 _KINDS: dict[str, tuple[type, Callable | None]] = {}
 
+#: modules whose import registers further scenario kinds (and their runners); one line per feature
+_KIND_MODULES: list[str] = []
+
 
 def register_kind(name: str, schema: type, checks: Callable | None = None) -> None:
     """Register a scenario kind selected by the top-level ``model:`` key (the schema must have a
@@ -30,9 +33,13 @@ def kinds() -> list[str]:
 
 def _ensure_builtin() -> None:
     if "ltd" not in _KINDS:
+        import importlib
+
         from hpcrail.config.scenario import Scenario, check_scenario
 
         register_kind("ltd", Scenario, check_scenario)
+        for mod in _KIND_MODULES:
+            importlib.import_module(mod)
 
 
 def validate_document(doc: Document):

@@ -499,9 +499,6 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
         if sc.driver.basis == "distance" and c.distance_m is not None and c.distance_m > route_len_m:
             add(("driver", "commands", i, "distance_m"), "command beyond the end of the route", c.distance_m,
                 f"0..{route_len_m:g} m (route length)")
-        if sc.driver.basis == "time" and c.time_s is not None and c.time_s > sc.simulation.duration_s:
-            add(("driver", "commands", i, "time_s"), "command after the end of the simulation", c.time_s,
-                f"0..{sc.simulation.duration_s:g} s (simulation.duration_s)")
         if isinstance(c.brake, (int, float)) and c.brake > 0 or c.brake == "emergency":
             if not sc.air_brake.enabled:
                 add(("driver", "commands", i, "brake"), "a brake command needs air_brake.enabled: true", c.brake)

@@ -31,7 +31,7 @@ def _encoding(ds: xr.Dataset, chunks: dict) -> dict:
 
 
 def write_dataset(ds: xr.Dataset, path: str | Path, overwrite: bool = False) -> Path:
-    """Write ``ds`` to a zarr store at ``path`` (consolidated metadata).
+    """Write ``ds`` to a zarr store (format 2, consolidated metadata) at ``path``.
 
     Raises :class:`StoreExistsError` if the store exists and ``overwrite`` is false.
     """
@@ -44,7 +44,9 @@ def write_dataset(ds: xr.Dataset, path: str | Path, overwrite: bool = False) -> 
     for name in list(out.variables):
         if out[name].dtype == object:
             out[name] = out[name].astype(str)
-    out.to_zarr(path, mode="w", encoding=_encoding(out, time_chunks(out)), consolidated=True)
+    # zarr format 2: fixed-width strings and consolidated metadata are part of its specification, so
+    # the store stays readable by other zarr implementations years from now
+    out.to_zarr(path, mode="w", encoding=_encoding(out, time_chunks(out)), consolidated=True, zarr_format=2)
     return path
 
 

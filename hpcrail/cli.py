@@ -1,0 +1,216 @@
+"""Command-line interface: ``hpcrail run | validate | info`` (+ commands registered by features).
+
+Configuration problems print one line per problem (file, field, value, allowed) and exit with code 2,
+never a traceback.  Feature modules add their commands by importing :data:`app` and decorating
+functions (see ``_COMMAND_MODULES``).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hpcrail.config import ConfigError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="hpcrail: railway train dynamics at HPC scale (LTD kernels, sweeps on dask, zarr results).")
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+#: modules that register further commands on ``app`` (one line per feature)
+_COMMAND_MODULES: list[str] = []
+
+EXIT_CONFIG = 2
+EXIT_FAILED_RUN = 3
+
+
+def config_error_exit(exc: ConfigError) -> None:
+    """Print every configuration problem and exit with code 2."""
+    err_console.print(f"[bold red]error:[/] {len(exc.issues)} problem{'s' if len(exc.issues) != 1 else ''} "
+                      "in the configuration", highlight=False)
+    for issue in exc.issues:
+        err_console.print(f"  - {issue}", highlight=False, markup=False)
+    raise typer.Exit(EXIT_CONFIG)
+
+
+def progress_printer(label: str):
+    """A progress callback ``(t, t_end, stats)`` showing simulated time, speed-up and ETA.
+
+    On a terminal it draws a rich progress bar; otherwise it prints a line every ~10 %.
+    Returns ``(callback, close)``.
+    """
+    start = time.perf_counter()
+    if sys.stderr.isatty() and not os.environ.get("CI"):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                        TextColumn("t = {task.completed:,.1f} / {task.total:,.0f} s"),
+                        TextColumn("{task.fields[steps]} steps"), TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=err_console, transient=True)
+        task = None
+
+        def cb(t, t_end, stats):
+            nonlocal task
+            if task is None:
+                prog.start()
+                task = prog.add_task(label, total=t_end, steps=0)
+            prog.update(task, completed=t, steps=f"{stats['steps']:,}")
+
+        return cb, prog.stop
+    last = [-1]
+    first = []
+
+    def cb_plain(t, t_end, stats):
+        now = time.perf_counter()
+        if not first:  # the first chunk includes compilation: measure the rate from here on
+            first.append((now, t))
+        pct = int(10 * t / t_end)
+        if pct > last[0]:
+            last[0] = pct
+            el = now - start
+            t_ref, s_ref = first[0]
+            rate = (t - s_ref) / (now - t_ref) if now > t_ref and t > s_ref else 0.0
+            eta = (t_end - t) / rate if rate > 0 else float("nan")
+            err_console.print(f"{label}: t = {t:,.1f} / {t_end:,.0f} s ({100 * t / t_end:3.0f} %), "
+                              f"{stats['steps']:,} steps, elapsed {el:.1f} s, ETA {eta:.1f} s", highlight=False)
+
+    return cb_plain, lambda: None
+
+
+def print_metrics(ds) -> None:
+    from hpcrail.results.metrics import metrics_table_rows
+
+    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: benchmark metrics (paper 000, Tables 1-2)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("unit")
+    table.add_column("meaning", overflow="fold")
+    for name, val, unit, label in metrics_table_rows(ds):
+        table.add_row(name, val, unit, label)
+    console.print(table)
+
+
+@app.command()
+def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML"),
+        output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
+        set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value (repeatable)"),
+        overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output")):
+    """Run one scenario and write its result dataset to a zarr store."""
+    from hpcrail.config import canonical_yaml, load_scenario
+    from hpcrail.results.store import StoreExistsError, write_dataset
+    from hpcrail.simulate import run_scenario
+
+    try:
+        sc, _doc = load_scenario(scenario, set_)
+    except ConfigError as exc:
+        config_error_exit(exc)
+    out = output or Path(f"{sc.name}.zarr")
+    if out.exists() and not overwrite:
+        err_console.print(f"[bold red]error:[/] {out} exists; pass --overwrite to replace it", highlight=False)
+        raise typer.Exit(EXIT_CONFIG)
+    cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
+    try:
+        ds = run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
+    finally:
+        close()
+    try:
+        write_dataset(ds, out, overwrite=overwrite)
+    except StoreExistsError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(EXIT_CONFIG)
+    status = str(ds["status"].values)
+    if not quiet:
+        print_metrics(ds)
+    console.print(f"status: {status} — {ds['message'].values}; {int(ds['nsteps'])} steps, "
+                  f"{int(ds['nfev'])} RHS evaluations, wall {float(ds['wall_time']):.2f} s "
+                  f"(+ {float(ds['compile_time']):.2f} s compile/load)", highlight=False)
+    if ds.attrs.get("warnings"):
+        for w in ds.attrs["warnings"].splitlines():
+            err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    console.print(f"wrote {out}", highlight=False)
+    if status not in ("completed", "event_stop"):
+        raise typer.Exit(EXIT_FAILED_RUN)
+
+
+@app.command()
+def validate(scenario: Path = typer.Argument(..., help="scenario YAML"),
+             set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value"),
+             show: bool = typer.Option(False, "--show", help="print the canonical (fully resolved) config")):
+    """Check a scenario file; print its canonical form and hash."""
+    from hpcrail.config import canonical_yaml, config_hash, load_scenario
+
+    try:
+        sc, _doc = load_scenario(scenario, set_)
+    except ConfigError as exc:
+        config_error_exit(exc)
+    if show:
+        console.print(canonical_yaml(sc), markup=False, highlight=False)
+    n = len(sc.vehicle_type_names()) if hasattr(sc, "vehicle_type_names") else None
+    extra = f", {n} vehicles" if n else ""
+    console.print(f"{scenario}: valid ({getattr(sc, 'model', 'ltd')} scenario {sc.name!r}{extra}, "
+                  f"hash {config_hash(sc)})", highlight=False)
+
+
+@app.command()
+def info():
+    """Versions, cores, numba threading layer, cache directory and registered integrators."""
+    import platform
+
+    import numba
+
+    from hpcrail import __version__
+    from hpcrail.config import kinds
+    from hpcrail.integrators import registry
+    from hpcrail.provenance import git_info
+
+    commit, dirty = git_info()
+    try:
+        layer = numba.threading_layer()
+    except ValueError:
+        @numba.njit(parallel=True)
+        def _touch(n):
+            s = 0.0
+            for i in numba.prange(n):
+                s += i
+            return s
+
+        _touch(10)
+        layer = numba.threading_layer()
+    t = Table(title="hpcrail", show_header=False)
+    rows = [("hpcrail", f"{__version__} (git {commit[:10]}{' dirty' if dirty else ''})"),
+            ("python", platform.python_version()), ("platform", platform.platform()),
+            ("cores", str(os.cpu_count())), ("numba", numba.__version__),
+            ("numba threads", str(numba.config.NUMBA_NUM_THREADS)), ("numba threading layer", layer),
+            ("numba cache", str(numba.config.CACHE_DIR)),
+            ("scenario models", ", ".join(kinds())),
+            ("integrators", ", ".join(registry.method_names(include_aliases=False)))]
+    for mod in ("numpy", "scipy", "xarray", "zarr", "dask", "distributed", "pydantic"):
+        try:
+            rows.append((mod, importlib.import_module(mod).__version__))
+        except ImportError:
+            rows.append((mod, "not installed"))
+    for k, v in rows:
+        t.add_row(k, v)
+    console.print(t)
+
+
+def _load_command_modules() -> None:
+    for mod in _COMMAND_MODULES:
+        importlib.import_module(mod)
+
+
+def main() -> None:
+    _load_command_modules()
+    app()
+
+
+if __name__ == "__main__":
+    main()
