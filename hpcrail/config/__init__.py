@@ -61,8 +61,18 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()):
     dotted field, value, allowed values).
     """
     doc = load_document(path)
-    apply_overrides(doc, overrides)
-    return validate_document(doc), doc
+    issues = []
+    try:
+        apply_overrides(doc, overrides)
+    except ConfigError as exc:  # report bad --set paths together with the schema's findings
+        issues += exc.issues
+    try:
+        sc = validate_document(doc)
+    except ConfigError as exc:
+        raise ConfigError(issues + exc.issues) from None
+    if issues:
+        raise ConfigError(issues)
+    return sc, doc
 
 
 __all__ = ["ConfigError", "ConfigIssue", "Document", "load_scenario", "load_document", "apply_overrides",

@@ -25,12 +25,13 @@ def explicit_state_size(n: int) -> int:
 
 
 @njit(inline="always", **JIT)
-def _hermite_samples(t, h, y0, f0, y1, f1, t_out, Y_out, iout):
-    """Write every sample ``t_out[iout] <= t + h`` by cubic Hermite interpolation on [t, t+h]."""
+def _hermite_samples(t, h, tn, y0, f0, y1, f1, t_out, Y_out, iout):
+    """Write every sample ``t_out[iout] <= tn`` (the step's end, ``t + h`` up to rounding) by cubic
+    Hermite interpolation on [t, t+h]."""
     n = y0.size
     k = iout[0]
     nout = t_out.size
-    while k < nout and t_out[k] <= t + h:
+    while k < nout and t_out[k] <= tn:
         th = (t_out[k] - t) / h
         h00 = (1.0 + 2.0 * th) * (1.0 - th) ** 2
         h10 = th * (1.0 - th) ** 2
@@ -88,8 +89,10 @@ def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, a
             status = MAX_STEPS
             break
         hs = h
-        if t + hs > t_final or t_final - (t + hs) < 1e-9 * h:
+        tn = t + hs
+        if tn > t_final or t_final - tn <= max(1e-9 * h, 1e-12 * max(1.0, abs(t_final))):
             hs = t_final - t
+            tn = t_final  # land exactly on the end (a sample there must not be lost to rounding)
         for i in range(n):
             tmp[i] = y[i] + 0.5 * hs * f0[i]
         rhs(t + 0.5 * hs, tmp, params, k2)
@@ -107,7 +110,6 @@ def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, a
             s += y1[i]
         if not math.isfinite(s):
             finite = False
-        tn = t + hs
         if finite:
             rhs(tn, y1, params, f1)
             s = 0.0
@@ -118,7 +120,7 @@ def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, a
         if not finite:
             status = NON_FINITE
             break
-        _hermite_samples(t, hs, y, f0, y1, f1, t_out, Y_out, iout)
+        _hermite_samples(t, hs, tn, y, f0, y1, f1, t_out, Y_out, iout)
         for i in range(n):
             y[i] = y1[i]
             f0[i] = f1[i]
@@ -239,8 +241,10 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
             status = STEP_UNDERFLOW
             break
         hs = h
-        if t + hs > t_final:
+        tn = t + hs
+        if tn >= t_final or t_final - tn <= 1e-12 * max(1.0, abs(t_final)):
             hs = t_final - t
+            tn = t_final  # land exactly on the end
         for i in range(n):
             tmp[i] = y[i] + hs * _A21 * f0[i]
         rhs(t + _C2 * hs, tmp, params, k2)
@@ -258,7 +262,7 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
         rhs(t + hs, tmp, params, k6)
         for i in range(n):
             y1[i] = y[i] + hs * (_B1 * f0[i] + _B3 * k3[i] + _B4 * k4[i] + _B5 * k5[i] + _B6 * k6[i])
-        rhs(t + hs, y1, params, k7)
+        rhs(tn, y1, params, k7)
         stats[ST_NFEV] += 6
         err = 0.0
         for i in range(n):
@@ -284,7 +288,7 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
                 fac = min(1.0, fac)
             # dense output for samples in (t, t+hs]
             k = iout[0]
-            while k < t_out.size and t_out[k] <= t + hs:
+            while k < t_out.size and t_out[k] <= tn:
                 th = (t_out[k] - t) / hs
                 b0 = th * (P[0, 0] + th * (P[0, 1] + th * (P[0, 2] + th * P[0, 3])))
                 b2 = th * (P[2, 0] + th * (P[2, 1] + th * (P[2, 2] + th * P[2, 3])))
@@ -300,7 +304,7 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
             for i in range(n):
                 y[i] = y1[i]
                 f0[i] = k7[i]
-            t = t + hs
+            t = tn
             stats[ST_STEPS] += 1
             observe(t, y, params, acc)
             rejected_last = False

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from hpcrail.config.scenario import HystereticCoupler, LinearConnection, RigidBar, Scenario
+from hpcrail.models.couplers.hysteretic import pack_connection_tables
 from hpcrail.models.tables import common_spacing, resample_uniform
 
 G = 9.81  #: gravity [m/s²], as in paper 000 eq (6)
@@ -71,17 +72,11 @@ class LTDParams(NamedTuple):
     trac_nk: np.ndarray         # [T] int64 number of traction notches
     dynb_nk: np.ndarray         # [T] int64 number of dynamic-brake notches
     p_max: np.ndarray           # [T] power limit at the top notch [W] (0 = none)
-    conn_type: np.ndarray       # [N-1] int64 connection type per coupler
-    conn_gap: np.ndarray        # [C, 2] free slack on the draft / buff side [m]
-    conn_dx: np.ndarray         # [C, 2] table spacing [m]
-    conn_n: np.ndarray          # [C, 2] int64 table points
-    conn_fm: np.ndarray         # [C, 2, P] mean curve F_M = (F_L + F_U)/2 [N]
-    conn_fa: np.ndarray         # [C, 2, P] half hysteresis F_A = (F_L − F_U)/2 [N]
-    conn_inv_dx: np.ndarray     # [C, 2] 1 / table spacing [1/m]
-    conn_kend: np.ndarray       # [C] end-stop stiffness [N/m]
-    conn_inv_veps: np.ndarray   # [C] 1 / transition speed v_ε [s/m]
-    conn_c: np.ndarray          # [C] viscous damping while engaged [N·s/m]
-    conn_xc: np.ndarray         # [C] 1 / damping ramp length beyond the slack [1/m] (1e30 = no ramp)
+    conn_type: np.ndarray       # [N-1] uint64 connection type per coupler
+    conn_rowpar: np.ndarray     # [2C, 6] table rows (draft, buff per type), see couplers.hysteretic
+    conn_typepar: np.ndarray    # [C, 3] 1/v_ε [s/m], viscous damping [N·s/m], 1/ramp length [1/m]
+    conn_fm: np.ndarray         # [P] mean curves F_M = (F_L + F_U)/2 [N], all rows concatenated
+    conn_fa: np.ndarray         # [P] half hysteresis F_A = (F_L − F_U)/2 [N]
     route_inv_ds: float
     route_h: np.ndarray         # [R] elevation (∫ grade) on the route grid [m]
     route_k: np.ndarray         # [R] ∫ 1/|R_c| ds on the route grid [-]
@@ -146,47 +141,29 @@ def _connection_tables(sc: Scenario, names: list[str]):
             gap = 0.5 * c.slack_mm * 1e-3
             specs.append(dict(sides=sides, gap=(gap, gap), kend=c.end_stop_stiffness_MN_per_m * 1e6,
                               veps=c.transition_speed_mps, c=c.damping_kNs_per_m * 1e3,
-                              inv_xc=1e3 if gap > 0 else 1e30))
+                              xc=1e-3 if gap > 0 else 0.0))
         elif isinstance(c, (RigidBar, LinearConnection)):
             k = c.stiffness_MN_per_m * 1e6
             x = np.array([0.0, 1e-3])
             f = k * x
             gap = 0.5 * getattr(c, "slack_mm", 0.0) * 1e-3
             specs.append(dict(sides=[(x, f, f), (x, f, f)], gap=(gap, gap), kend=k, veps=1.0,
-                              c=c.damping_kNs_per_m * 1e3, inv_xc=1e3 if gap > 0 else 1e30))
+                              c=c.damping_kNs_per_m * 1e3, xc=1e-3 if gap > 0 else 0.0))
         else:  # pragma: no cover - schema guarantees the kinds above
             raise TypeError(f"unsupported connection type {type(c).__name__}")
-    grids = []
-    notes = []
+    rows, tpar, notes = [], [], []
     for t, s in zip(types, specs):
-        side_grids = []
-        for side, (x, fl, fu) in zip(("draft", "buff"), s["sides"]):
+        for side, (x, fl, fu), gap in zip(("draft", "buff"), s["sides"], s["gap"]):
             dx, exact = common_spacing(x, max_points=4096)
             if not exact:
                 notes.append(f"connection type {t!r} {side} table resampled on a {dx * 1e3:.3g} mm grid "
                              "(breakpoints not on a common grid): piecewise-linear error below that scale")
-            fm = resample_uniform(x, 0.5 * (fl + fu), dx)
-            fa = resample_uniform(x, 0.5 * (fl - fu), dx)
-            side_grids.append((dx, fm, fa))
-        grids.append(side_grids)
-    P = max(len(g[1]) for sg in grids for g in sg)
-    conn_fm = np.zeros((C, 2, P))
-    conn_fa = np.zeros((C, 2, P))
-    conn_dx = np.zeros((C, 2))
-    conn_n = np.zeros((C, 2), np.int64)
-    for i, sg in enumerate(grids):
-        for side, (dx, fm, fa) in enumerate(sg):
-            conn_fm[i, side, :fm.size] = fm
-            conn_fa[i, side, :fa.size] = fa
-            conn_dx[i, side] = dx
-            conn_n[i, side] = fm.size
-    conn_type = np.array([index[n] for n in names], np.int64)
-    return dict(conn_type=conn_type, conn_gap=np.array([s["gap"] for s in specs], float), conn_dx=conn_dx,
-                conn_n=conn_n, conn_fm=conn_fm, conn_fa=conn_fa, conn_inv_dx=1.0 / conn_dx,
-                conn_kend=np.array([s["kend"] for s in specs], float),
-                conn_inv_veps=1.0 / np.array([s["veps"] for s in specs], float),
-                conn_c=np.array([s["c"] for s in specs], float),
-                conn_xc=np.array([s["inv_xc"] for s in specs], float)), notes
+            rows.append((gap, dx, resample_uniform(x, 0.5 * (fl + fu), dx), resample_uniform(x, 0.5 * (fl - fu), dx),
+                         s["kend"]))
+        tpar.append((s["veps"], s["c"], s["xc"]))
+    rowpar, typepar, fm, fa = pack_connection_tables(rows, tpar)
+    conn_type = np.array([index[n] for n in names], np.uint64)
+    return dict(conn_type=conn_type, conn_rowpar=rowpar, conn_typepar=typepar, conn_fm=fm, conn_fa=fa), notes
 
 
 def _traction_tables(sc: Scenario, vnames: list[str]):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.couplers.hysteretic import connection_force
@@ -157,19 +157,22 @@ def ltd_eval(t, y, p, dydt, rec, record):
     w_b = 0.0
     w_c = 0.0
     upstream = cmd_brake
-    for j in range(N):
-        base = B * j
-        v = y[base + 1]
+    # unsigned indices: numba skips the negative-index check on every array access (PERFORMANCE_NOTES)
+    one = uint64(1)
+    Nu = uint64(N)
+    Bu = uint64(B)
+    last = Nu - one
+    for j in range(Nu):
+        base = Bu * j
+        v = y[base + one]
         e = 0.0
-        if j < N - 1:
-            e = y[base + B]
-            de = v - y[base + B + 1]
-            f_rear = connection_force(e, de, p.conn_type[j], p.conn_gap, p.conn_dx, p.conn_inv_dx, p.conn_n,
-                                      p.conn_fm, p.conn_fa, p.conn_kend, p.conn_inv_veps, p.conn_c, p.conn_xc)
-            dydt[base + B] = de
+        f_rear = 0.0
+        if j < last:
+            e = y[base + Bu]
+            de = v - y[base + Bu + one]
+            f_rear = connection_force(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+            dydt[base + Bu] = de
             w_c += f_rear * de
-        else:
-            f_rear = 0.0
         hl = p.half_len[j]
         slope, kappa = route_means(p.route_hk, p.route_sk, s0, inv_ds, p.inv_len[j], s - hl, s + hl)
         f_grade = p.mass[j] * 9.81 * slope
@@ -178,18 +181,18 @@ def ltd_eval(t, y, p, dydt, rec, record):
             f_tr = tractive_force(p, j, v, notch)
         f_brk = 0.0
         if air:
-            b = y[base + 2]
-            pc = y[base + 3]
+            b = y[base + uint64(2)]
+            pc = y[base + uint64(3)]
             if upstream > b:
                 c = p.ab_c_emergency if upstream > p.ab_emergency_level else p.ab_c_service
             else:
                 c = p.ab_c_release
-            dydt[base + 2] = (upstream - b) * c / p.link_len[j]
+            dydt[base + uint64(2)] = (upstream - b) * c / p.link_len[j]
             if b > pc:
                 tau = p.ab_tau_emergency if b > p.ab_emergency_level else p.ab_tau_apply
             else:
                 tau = p.ab_tau_release
-            dydt[base + 3] = (b - pc) / tau
+            dydt[base + uint64(3)] = (b - pc) / tau
             upstream = b
             if pc > 0.0:
                 sp = abs(v)
@@ -204,23 +207,25 @@ def ltd_eval(t, y, p, dydt, rec, record):
             f_fric = r_s
         elif f_fric < -r_s:
             f_fric = -r_s
-        dydt[base + 1] = (f_other - f_fric) * p.inv_mass_eff[j]
-        if energy:
-            w_t += v * f_tr
-            w_r += v * (f_speed + f_fric * (r_static / r_s))
-            w_b += v * f_fric * (f_brk / r_s)
-        if record:
-            rec[REC_POSITION, j] = s
-            rec[REC_TRACTION, j] = f_tr
-            rec[REC_BRAKE, j] = -f_fric * (f_brk / r_s)
-            rec[REC_RESISTANCE, j] = -(f_speed + f_fric * (r_static / r_s))
-            rec[REC_GRADE, j] = -f_grade
-            if j < N - 1:
-                rec[REC_COUPLER_FORCE, j] = f_rear
-                rec[REC_DEFLECTION, j] = e
+        dydt[base + one] = (f_other - f_fric) * p.inv_mass_eff[j]
+        if energy or record:
+            share_b = f_brk / r_s if f_brk > 0.0 else 0.0
+            if energy:
+                w_t += v * f_tr
+                w_r += v * (f_speed + f_fric * (1.0 - share_b))
+                w_b += v * f_fric * share_b
+            if record:
+                rec[REC_POSITION, j] = s
+                rec[REC_TRACTION, j] = f_tr
+                rec[REC_BRAKE, j] = -f_fric * share_b
+                rec[REC_RESISTANCE, j] = -(f_speed + f_fric * (1.0 - share_b))
+                rec[REC_GRADE, j] = -f_grade
+                if j < last:
+                    rec[REC_COUPLER_FORCE, j] = f_rear
+                    rec[REC_DEFLECTION, j] = e
         f_front = f_rear
-        if j < N - 1:
-            s = s - p.center_dist[j] - e
+        if j < last:
+            s = s - (p.center_dist[j] + e)  # one dependent add per vehicle on the loop-carried chain
     if energy:
         ie = p.i_energy
         dydt[ie] = w_t
@@ -264,8 +269,7 @@ def ltd_observe(t, y, p, acc):
     for k in range(M):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
-        f = connection_force(e, de, p.conn_type[k], p.conn_gap, p.conn_dx, p.conn_inv_dx, p.conn_n, p.conn_fm,
-                             p.conn_fa, p.conn_kend, p.conn_inv_veps, p.conn_c, p.conn_xc)
+        f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
         if f > acc[h + k]:
             acc[h + k] = f
             if f > acc[ACC_FMAX]:
