@@ -39,7 +39,34 @@ def _configure_cache() -> None:
     os.environ["NUMBA_CACHE_DIR"] = str(d)  # inherited by dask workers and MPI ranks started from here
 
 
+def _tolerant_cache_index() -> None:
+    """Treat a cache index that cannot be unpickled as a cache miss instead of an error.
+
+    numba keeps one index per cached function listing every compiled signature, pickled with their
+    types.  An integrator compiled for a model whose parameter type lives in a module another process
+    cannot import (a user's script, a test module) would otherwise make every later load of that
+    index raise ``ModuleNotFoundError``.  hpcrail also gives each (integrator, model type) pair its own
+    index (``integrators.driver``), so this fallback only triggers for shared helpers.
+    """
+    from numba.core import caching
+
+    original = caching.IndexDataCacheFile._load_index
+    if getattr(original, "_hpcrail_tolerant", False):
+        return
+
+    def _load_index(self):
+        try:
+            return original(self)
+        except (ImportError, AttributeError, EOFError, ValueError, TypeError) as exc:  # unpicklable entry
+            caching._cache_log("[cache] unreadable index %r (%s): treated as empty", self._index_path, exc)
+            return {}
+
+    _load_index._hpcrail_tolerant = True
+    caching.IndexDataCacheFile._load_index = _load_index
+
+
 _configure_cache()
+_tolerant_cache_index()
 
 #: keyword arguments every hpcrail kernel is compiled with
 JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy", boundscheck=False)

@@ -258,6 +258,8 @@ class RouteSection(Strict):
     end_km: float
     grade_permille: float = Field(0.0, description="grade, positive uphill in the direction of travel")
     radius_m: float = Field(0.0, description="curve radius, 0 = tangent track")
+    speed_limit_kmh: Optional[float] = Field(None, gt=0, description="line speed limit (used by driver "
+                                             "models and overspeed checks, not by the dynamics)")
 
     @model_validator(mode="after")
     def _len(self):

@@ -7,7 +7,9 @@ cached on disk by numba (a new Python process loads it instead of recompiling).
 from __future__ import annotations
 
 import math
+import re
 import time
+import types as pytypes
 from typing import Callable
 
 import numba
@@ -21,6 +23,32 @@ from hpcrail.integrators.contract import (
 )
 
 _COMPILED: dict = {}
+_CLONES: dict = {}
+
+
+def _kernel_for(info, params):
+    """A dispatcher of ``info.kernel`` private to the parameter type of ``params``.
+
+    numba keeps one on-disk cache index per function, pickling every compiled signature with its
+    types.  A clone with a qualname derived from the parameter type gets its own index, so compiling
+    an integrator for a model defined in a user's script never affects other models' caches.
+    """
+    ptype = numba.typeof(params)
+    cls = type(params)
+    tag = re.sub(r"[^A-Za-z0-9_]", "_", f"{cls.__module__}.{cls.__qualname__}")
+    key = (info.name, tag)
+    disp = _CLONES.get(key)
+    if disp is None:
+        py = info.kernel.py_func
+        clone = pytypes.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__, py.__closure__)
+        clone.__qualname__ = f"{py.__qualname__}__{tag}"
+        clone.__doc__ = py.__doc__
+        clone.__module__ = py.__module__
+        opts = {k: v for k, v in info.kernel.targetoptions.items() if k != "nopython"}
+        disp = numba.njit(cache=True, **opts)(clone)
+        _CLONES[key] = disp
+    _ = ptype
+    return disp
 
 
 def model_function_type(params) -> types.FunctionType:
@@ -53,10 +81,11 @@ def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]
             f.compile(fsig.args)
     if key in _COMPILED:
         return _COMPILED[key], time.perf_counter() - t0
-    cres = info.kernel.overloads.get(argtys)
+    kernel = _kernel_for(info, params)
+    cres = kernel.overloads.get(argtys)
     if cres is None:
-        info.kernel.compile(argtys)
-        cres = info.kernel.overloads[argtys]
+        kernel.compile(argtys)
+        cres = kernel.overloads[argtys]
     _COMPILED[key] = cres.entry_point
     return cres.entry_point, time.perf_counter() - t0
 

@@ -155,7 +155,7 @@ _P = np.array([
 ])
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _initial_step(rhs, params, t, y, f0, direction_end, rtol, atol, order, stats):
     """Hairer's starting-step heuristic (HNW I, §II.4) for an explicit method of the given order."""
     n = y.size

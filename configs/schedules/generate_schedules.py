@@ -1,0 +1,132 @@
+"""Generate the notch schedules of the benchmark-like trains 2 and 4 (reproducible, documented).
+
+The benchmark's driving commands are not public.  This script drives a point-mass model of each
+train (total mass, the locomotives' notch curves, the Davis resistance of every vehicle at the train's
+speed, the grade and curvature averaged over the train's length) along the assumed route with a simple
+rule-based driver, and writes the resulting notch commands (time basis) to CSV:
+
+* the driver aims at a target speed (line speed, lower in curves), changes at most one notch per
+  ``decision interval`` (3 s, as in the placeholder schedules of shared/data/ltd), powers up when
+  more than 3 km/h below the target, eases off / applies dynamic brake when more than 1 km/h above;
+* the notch sequence therefore contains the throttle changes, coasting and dynamic-brake phases that
+  excite in-train forces.
+
+Run from the repository root:  python configs/schedules/generate_schedules.py
+The full LTD simulation then follows these commands exactly (it does not use the point-mass model).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.models.ltd.build import G, KMH, build_ltd  # noqa: E402
+
+TRAINS = {
+    # name: (line speed km/h, curve speed km/h, duration s)
+    "train2": (88.0, 75.0, 2711.0),
+    "train4": (80.0, 70.0, 3863.0),
+}
+DECISION_S = 3.0
+
+
+def point_mass_schedule(name: str, line_kmh: float, curve_kmh: float, duration: float):
+    sc, _ = load_scenario(HERE.parent / "trains" / f"{name}.yaml")
+    model = build_ltd(sc)
+    p = model.params
+    M = p.mass.sum()
+    m_eff = (1.0 / p.inv_mass_eff).sum()
+    L = model.vehicle_length.sum()
+    locos = [j for j in range(p.n_veh) if p.loco_type[j] >= 0]
+    secs = sc.route.sections
+    bk = np.array([secs[0].start_km] + [s.end_km for s in secs]) * 1e3
+    grade = np.array([s.grade_permille for s in secs]) * 1e-3
+    curv = np.array([0.0 if s.radius_m == 0 else 1 / abs(s.radius_m) for s in secs])
+    H = np.concatenate([[0.0], np.cumsum(grade * np.diff(bk))])
+    K = np.concatenate([[0.0], np.cumsum(curv * np.diff(bk))])
+
+    def mean_over(table, a, b):
+        return (np.interp(b, bk, table) - np.interp(a, bk, table)) / (b - a)
+
+    limits = np.array([s.speed_limit_kmh or np.inf for s in secs])
+
+    def target(front):
+        # the lowest limit over the train's extent (and a little ahead: the driver brakes in time)
+        a, b = max(front - L, bk[0]), front + 600.0
+        i0 = max(np.searchsorted(bk, a, side="right") - 1, 0)
+        i1 = min(np.searchsorted(bk, b, side="right") - 1, len(secs) - 1)
+        lim = limits[i0:i1 + 1].min()
+        k_max = max(mean_over(K, a, front + 1.0), 0.0)
+        return min(line_kmh, lim, curve_kmh if k_max > 1e-6 else np.inf) * KMH
+
+    # loco curves from the scenario (all locomotives are of one type in trains 2 and 4)
+    lt = sc.vehicle_types[model.vehicle_types[locos[0]]].traction.curves
+    vk = np.asarray(lt.speed_kmh) * KMH
+    tr = np.asarray(lt.traction_kN) * 1e3
+    db = np.asarray(lt.dynamic_brake_kN) * 1e3
+
+    def force(v, notch):
+        if notch > 0:
+            return len(locos) * np.interp(abs(v), vk, tr[notch - 1])
+        if notch < 0:
+            return -len(locos) * np.interp(abs(v), vk, db[-notch - 1]) * np.sign(v)
+        return 0.0
+
+    def resistance(v, front):
+        kap = mean_over(K, front - L, front)
+        r0 = np.sum(p.r0 + p.rcurve * kap)
+        run = np.sum(p.r1 * v + p.r2 * v * abs(v))
+        return run + (r0 if v > 0.01 else 0.0)
+
+    dt = 0.5
+    t, v, front, notch = 0.0, 0.0, sc.route.start_m, 0
+    next_decision = 0.5
+    cmds = []
+    while t < duration:
+        if t >= next_decision:
+            vt = target(front)
+            new = notch
+            if v < vt - 3 * KMH:
+                new = min(notch + 1, 8) if notch >= 0 else notch + 1
+            elif v > vt + 1 * KMH:
+                new = max(notch - 1, -8)
+            elif notch < 0 and v < vt - 1 * KMH:
+                new = notch + 1
+            if new != notch:
+                notch = new
+                cmds.append((round(t, 1), notch))
+            next_decision += DECISION_S
+        slope = mean_over(H, front - L, front)
+        F = force(v, notch) - resistance(v, front) - M * G * slope
+        if v <= 0.0 and F < 0:
+            F = 0.0
+        v = max(v + dt * F / m_eff, 0.0)
+        front += dt * v
+        t += dt
+    return cmds, front - sc.route.start_m
+
+
+def main():
+    for name, (line, curve, dur) in TRAINS.items():
+        cmds, dist = point_mass_schedule(name, line, curve, dur)
+        out = HERE / f"{name}_notches.csv"
+        with out.open("w") as f:
+            f.write(f"# Driver notch schedule of the benchmark-like {name} (time basis), ASSUMED: the benchmark's\n")
+            f.write("# driving commands are not public. Generated by configs/schedules/generate_schedules.py: a rule-based\n")
+            f.write(f"# driver on a point-mass model of the train, line speed {line:g} km/h, {curve:g} km/h in curves,\n")
+            f.write(f"# one notch change per {DECISION_S:g} s at most (point-mass distance {dist / 1e3:.1f} km in {dur:g} s).\n")
+            f.write("# notch: + traction, - dynamic brake.\n")
+            f.write("time_s,notch\n")
+            for t, n in cmds:
+                f.write(f"{t},{n}\n")
+        print(f"{name}: {len(cmds)} commands, point-mass distance {dist / 1e3:.2f} km, "
+              f"mean speed {dist / dur * 3.6:.1f} km/h -> {out}")
+
+
+if __name__ == "__main__":
+    main()
