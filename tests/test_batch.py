@@ -80,14 +80,18 @@ def test_stiffness_scale_scales_both_gear_curves():
     pa, pb, pc = build_ltd(a).params, build_ltd(b).params, build_ltd(c).params
     np.testing.assert_array_equal(pa.conn_fm, pb.conn_fm)
     np.testing.assert_array_equal(pa.conn_fa, pb.conn_fa)
-    np.testing.assert_array_equal(pa.conn_kend, pc.conn_kend)
+    np.testing.assert_array_equal(pa.conn_rowpar, pc.conn_rowpar)       # slack, grid, end stop unscaled
     k = int(np.flatnonzero(np.array(build_ltd(a).connection_types) == "autocoupler")[0])
     ct = pa.conn_type[k]
 
     def force(p, e, de):
-        return connection_force(e, de, ct, p.conn_gap, p.conn_dx, p.conn_inv_dx, p.conn_n, p.conn_fm, p.conn_fa,
-                                p.conn_kend, p.conn_inv_veps, p.conn_c, p.conn_xc)
+        return connection_force(e, de, ct, p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
 
     for e in (-0.09, -0.004, 0.0, 0.003, 0.05, 0.12):
         for de in (-0.1, 0.0, 0.004, 0.2):
-            assert force(pa, e, de) == pytest.approx(2 * force(pc, e, de), rel=1e-12, abs=1e-9)
+            fc = force(pc, e, de)
+            if abs(e) < 0.17 + 0.005:      # on the gear curves: twice the force
+                assert force(pa, e, de) == pytest.approx(2 * fc, rel=1e-12, abs=1e-9)
+    # beyond the table (solid gear) the end stop adds the same, unscaled, stiffness to both
+    e1, e2 = 0.19, 0.20
+    assert force(pa, e2, 0.0) - force(pa, e1, 0.0) == pytest.approx(force(pc, e2, 0.0) - force(pc, e1, 0.0), rel=1e-9)

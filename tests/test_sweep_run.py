@@ -264,10 +264,11 @@ def test_driver_sigkill_then_resume_gives_the_uninterrupted_dataset(tmp_path):
     """`hpcrail sweep` killed with SIGKILL mid-run, re-run with the same command: the store equals
     an uninterrupted run's, every scenario exactly once."""
     spec = write_spec(tmp_path / "kill.yaml", {SLACK: {"linspace": [0, 30, 6]}, MASS: {"values": [80, 100, 120, 140]}},
-                      duration=40.0, extra={"batch_size": 2, "outputs": {"envelopes": True}})
+                      duration=20.0, extra={"batch_size": 2, "outputs": {"envelopes": True}})
     store = tmp_path / "kill.zarr"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "hpcrail", "sweep", str(spec), "-o", str(store), "--workers", "2",
+    # one worker process: the embedded cluster, its nanny and worker all belong to the killed driver
+    cmd = [sys.executable, "-m", "hpcrail", "sweep", str(spec), "-o", str(store), "--workers", "1",
            "--dashboard-address", ":0", "-q"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     done_at_kill = None

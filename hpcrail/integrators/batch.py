@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 from typing import Sequence
 
 import numba
@@ -40,7 +41,7 @@ from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, N_STATS, RUNNING, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
 )
-from hpcrail.integrators.driver import compiled_kernel, kernel_argtypes, make_settings, model_function_type
+from hpcrail.integrators.driver import _kernel_for, compiled_kernel, kernel_argtypes, make_settings, model_function_type
 
 #: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: wall times are NaN
 _MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
@@ -92,6 +93,18 @@ def _batch_prange(method, rhs, observe, params, ys, tstates, t_outs, Y_outs, iou
 
 
 _BATCH_COMPILED: dict = {}
+#: the batch kernel seen as a registry entry, so that it gets a dispatcher (and an on-disk cache
+#: index) private to each parameter type, like the integrators (``driver._kernel_for``)
+_BATCH_INFO = SimpleNamespace(name="batch_prange", kernel=_batch_prange)
+
+
+def _method_dispatcher(method: str, params):
+    """The dispatcher of ``method`` specialised for ``params``' type and its FunctionType."""
+    info = registry.get(method)
+    disp = _kernel_for(info, params)
+    argtys = kernel_argtypes(params)
+    cres = disp.overloads[argtys]          # compiled by compiled_kernel()
+    return disp, types.FunctionType(cres.signature.return_type(*argtys))
 
 
 def _batch_entry(params, method_type) -> tuple:
@@ -101,6 +114,7 @@ def _batch_entry(params, method_type) -> tuple:
     hit = _BATCH_COMPILED.get(key)
     if hit is not None:
         return hit, 0.0
+    batch = _kernel_for(_BATCH_INFO, params)
     fty = model_function_type(params)
     f1, f2, i2 = types.float64[::1], types.float64[:, ::1], types.int64[:, ::1]
     L = types.ListType
@@ -110,9 +124,9 @@ def _batch_entry(params, method_type) -> tuple:
     with warnings.catch_warnings():
         # typed-list indexing by the (unsigned) parallel loop index
         warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
-        if sig not in _batch_prange.overloads:
-            _batch_prange.compile(sig)
-    entry = _batch_prange.overloads[sig].entry_point
+        if sig not in batch.overloads:
+            batch.compile(sig)
+    entry = batch.overloads[sig].entry_point
     _BATCH_COMPILED[key] = entry
     return entry, time.perf_counter() - t0
 
@@ -216,9 +230,7 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
     status = np.zeros(m, np.int64)
     wall = np.zeros(m)
     if mode == "prange":
-        argtys = kernel_argtypes(p0.params)
-        cres = info.kernel.overloads[argtys]
-        mtype = types.FunctionType(cres.signature.return_type(*argtys))
+        method_disp, mtype = _method_dispatcher(method, p0.params)
         entry, bt = _batch_entry(p0.params, mtype)
         ctime += bt
         L = List
@@ -229,7 +241,7 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
             with numba.parallel_chunksize(1):
-                entry(info.kernel, p0.rhs, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
+                entry(method_disp, p0.rhs, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
                       L(Ys), iouts, t_final, L(accs), stats, settings, L(atols), status, wall)
         finally:
             numba.set_num_threads(prev)
@@ -274,9 +286,7 @@ def warm(problem: Problem, methods: Sequence[str]) -> float:
         for method in methods:
             info = registry.get(method)
             compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe))
-            argtys = kernel_argtypes(problem.params)
-            cres = info.kernel.overloads[argtys]
-            _batch_entry(problem.params, types.FunctionType(cres.signature.return_type(*argtys)))
+            _batch_entry(problem.params, _method_dispatcher(info.name, problem.params)[1])
     return time.perf_counter() - t0
 
 

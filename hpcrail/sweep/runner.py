@@ -264,7 +264,7 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
         result.counts = counts(read_state(store))
         return result
     result.warm_seconds = warm_cache(exp, say)
-    prog = _Progress(n_todo, exp.name, enabled=progress)
+    prog = None
 
     def on_result(res: dict):
         sts = [s for _i, s in res["statuses"]]
@@ -275,6 +275,7 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     close = None
     try:
         if inline:
+            prog = _Progress(n_todo, exp.name, enabled=progress)
             for _key, task in tasks:
                 on_result(run_task(task))
         else:
@@ -286,9 +287,11 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
             result.dashboard = getattr(client, "dashboard_link", None)
             if result.dashboard:
                 say(f"dask dashboard: {result.dashboard}")
+            prog = _Progress(n_todo, exp.name, enabled=progress)   # the rate and ETA start with the cluster
             _fan_out(client, tasks, on_result, result, max_in_flight, retries, say)
     finally:
-        prog.close()
+        if prog is not None:
+            prog.close()
         if close is not None:
             close()
     result.seconds = time.perf_counter() - w0
