@@ -236,11 +236,20 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     processes by default).  At most ``max_in_flight`` tasks (default 2 per worker thread) are
     submitted at once, with deterministic keys and ``retries``.
 
-    Raises :class:`~hpcrail.config.ConfigError` for a bad spec and :class:`SweepMismatchError`
-    when the store holds another study (unless ``new``).  Failed scenarios are data (status and
+    Raises :class:`~hpcrail.config.ConfigError` for a bad spec, :class:`SweepMismatchError`
+    when the store holds another study (unless ``new``), ``ValueError`` for bad cluster options.  Failed scenarios are data (status and
     message in the store), never exceptions; tasks that fail after their retries are listed in
     the result and their scenarios stay pending.
     """
+    if not inline and client is None:
+        from hpcrail.sweep.cluster import CLUSTERS
+
+        if scheduler and scheduler_file:
+            raise ValueError("give either --scheduler or --scheduler-file, not both")
+        if scheduler_file and not Path(scheduler_file).is_file():
+            raise ValueError(f"scheduler file {scheduler_file} not found")
+        if not (scheduler or scheduler_file) and cluster not in CLUSTERS:
+            raise ValueError(f"unknown cluster {cluster!r}; allowed: {', '.join(CLUSTERS)}")
     t0 = time.perf_counter()
     exp = expansion or expand(spec, cli_set)
     t_exp = time.perf_counter() - t0
