@@ -62,7 +62,9 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
     c = res.counts
     rate = res.ran / res.seconds if res.seconds > 0 else 0.0
     console.print(f"{res.store}: {c['done']}/{c['total']} done ({c['completed']} completed, {c['failed']} failed), "
-                  f"{c['pending']} pending; ran {res.ran} scenarios in {res.seconds:.1f} s ({rate:.2f}/s)",
+                  f"{c['pending']} pending; ran {res.ran} scenarios in {res.seconds:.1f} s ({rate:.2f}/s)"
+                  + (f" after {res.startup_seconds:.1f} s of cluster start-up and kernel loading"
+                     if res.startup_seconds else ""),
                   highlight=False, soft_wrap=True)
     if c["failed"]:
         console.print(f"failures: {', '.join(f'{k} {v}' for k, v in c['by_status'].items() if k not in ('completed', 'event_stop'))}"

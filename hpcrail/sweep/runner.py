@@ -22,7 +22,7 @@ from hpcrail.sweep.spec import Expansion, expand
 from hpcrail.sweep.store import (
     SUCCESS, Layout, counts, create_store, finalize, make_layout, open_group, read_state,
 )
-from hpcrail.sweep.worker import BatchTask, run_task
+from hpcrail.sweep.worker import BatchTask, run_task, warm_task
 
 
 class SweepMismatchError(Exception):
@@ -35,11 +35,12 @@ class SweepResult:
     counts: dict                 #: done / completed / failed / pending / by_status after the run
     ran: int                     #: scenarios computed in this run
     skipped: int                 #: scenarios already done (resume)
-    seconds: float               #: wall time of the fan-out (compute + write)
+    seconds: float               #: wall time of the fan-out (compute + write), after start-up
     failed_tasks: list           #: task keys that failed after their retries (scenarios left pending)
     dashboard: str | None = None
     expand_seconds: float = 0.0
-    warm_seconds: float = 0.0
+    warm_seconds: float = 0.0    #: kernel compile/load on a worker before the fan-out
+    startup_seconds: float = 0.0  #: cluster start (or connection) and warm-up
 
 
 def _mismatch_reasons(exp: Expansion, attrs: dict, ids: np.ndarray) -> list[str]:
@@ -139,33 +140,22 @@ def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *,
     return tasks
 
 
-def warm_cache(exp: Expansion, say: Callable = print) -> float:
-    """Compile or load every kernel the sweep needs (one short step of one scenario per integrator
-    method, through the batch kernel and the output kernels) in this process before fanning out, so that workers only load them from numba's disk cache (concurrent
-    first compilations into one cache can race).  Returns seconds spent."""
-    from hpcrail.config import validate_document
-    from hpcrail.integrators.batch import integrate_batch
-    from hpcrail.simulate import _BATCHED
-
-    t0 = time.perf_counter()
-    seen = set()
+def warm_points(exp: Expansion) -> list:
+    """``(overrides, duration)`` of one valid scenario per integrator method: what a warm-up runs."""
+    seen, out = set(), []
     for p in exp.points:
-        if p.error is not None or p.methods in seen:
-            continue
-        seen.add(p.methods)
-        try:
-            sc = validate_document(exp.scenario_doc(p))
-            kind = getattr(sc, "model", "ltd")
-            if kind not in _BATCHED:
-                continue
-            prepare, finish = _BATCHED[kind]
-            state, item = prepare(sc, np.array([p.duration]))
-            # the whole pipeline on one short step: integrator, batch kernel and output kernels
-            item.t_final = float(item.problem.t0) + min(p.duration, item.step if item.step > 0 else 1e-3)
-            item.t_out = np.array([item.t_final])
-            finish(sc, state, integrate_batch([item])[0], attrs=False)
-        except Exception as exc:  # noqa: BLE001 - the scenario will record its own error
-            say(f"note: could not pre-compile for {p.methods or 'scenario ' + str(p.index)}: {exc}")
+        if p.error is None and p.methods not in seen:
+            seen.add(p.methods)
+            out.append((p.overrides, p.duration))
+    return out
+
+
+def warm_cache(exp: Expansion, say: Callable = print) -> float:
+    """Compile or load, in this process, every kernel the sweep needs (see
+    :func:`hpcrail.sweep.worker.warm_task`); returns seconds spent."""
+    t0 = time.perf_counter()
+    for msg in warm_task(exp.base_doc, str(exp.spec_file), warm_points(exp)):
+        say(msg)
     return time.perf_counter() - t0
 
 
@@ -272,7 +262,6 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
         finalize(store)
         result.counts = counts(read_state(store))
         return result
-    result.warm_seconds = warm_cache(exp, say)
     prog = None
 
     def on_result(res: dict):
@@ -296,14 +285,26 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
             result.dashboard = getattr(client, "dashboard_link", None)
             if result.dashboard:
                 say(f"dask dashboard: {result.dashboard}")
+            # compile (or load) the kernels on one worker before fanning out: a cold numba cache is then
+            # filled once, and the other workers only load from it
+            t1 = time.perf_counter()
+            try:
+                for msg in client.submit(warm_task, exp.base_doc, str(exp.spec_file), warm_points(exp),
+                                         key=f"hpcrail-warm-{exp.fingerprint()}", pure=False).result():
+                    say(msg)
+            except Exception as exc:  # noqa: BLE001 - tasks then compile for themselves
+                say(f"note: warm-up on a worker failed ({type(exc).__name__}: {exc}); continuing")
+            result.warm_seconds = time.perf_counter() - t1
+            result.startup_seconds = time.perf_counter() - w0
+            w0 = time.perf_counter()
             prog = _Progress(n_todo, exp.name, enabled=progress)   # the rate and ETA start with the cluster
             _fan_out(client, tasks, on_result, result, max_in_flight, retries, say)
     finally:
         if prog is not None:
             prog.close()
+        result.seconds = time.perf_counter() - w0
         if close is not None:
             close()
-    result.seconds = time.perf_counter() - w0
     st = read_state(store)
     result.counts = counts(st)
     finalize(store, {"last_run": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -345,4 +346,4 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
 
 
 __all__ = ["run_sweep", "SweepResult", "SweepMismatchError", "open_or_create", "todo_mask", "make_tasks",
-           "warm_cache"]
+           "warm_cache", "warm_points"]

@@ -159,4 +159,31 @@ def run_task(task: BatchTask) -> dict:
             "statuses": [(i, r["status"]) for i, r in zip(task.todo, rows)], "seconds": secs}
 
 
-__all__ = ["BatchTask", "run_task", "compute_rows", "assemble"]
+def warm_task(base_doc: Document, spec_file: str, points: list) -> list[str]:
+    """Compile or load every kernel a sweep needs in this process: one short step of one scenario
+    per integrator method (``points``: ``(overrides, duration)``) through the batch kernel and the
+    output kernels.  Run once before fanning out, so that concurrent first compilations never race
+    to fill numba's disk cache.  Returns notes about scenarios that could not be warmed (they will
+    record their own error)."""
+    from hpcrail.integrators.batch import integrate_batch
+    from hpcrail.simulate import _BATCHED
+
+    notes = []
+    for over, duration in points:
+        try:
+            sc = validate_document(overlay_document(base_doc, over, spec_file))
+            kind = getattr(sc, "model", "ltd")
+            if kind not in _BATCHED:
+                continue
+            prepare, finish = _BATCHED[kind]
+            state, item = prepare(sc, np.array([duration]))
+            item.t_final = float(item.problem.t0) + min(duration, item.step if item.step > 0 else 1e-3)
+            item.t_out = np.array([item.t_final])
+            with np.errstate(all="ignore"):
+                finish(sc, state, integrate_batch([item])[0], attrs=False)
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"note: could not pre-compile for {over}: {type(exc).__name__}: {exc}")
+    return notes
+
+
+__all__ = ["BatchTask", "run_task", "compute_rows", "assemble", "warm_task"]
