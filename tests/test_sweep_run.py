@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from sweep_helpers import DEMO, ROOT, TIMING, assert_same_results, load_results, write_spec
+from sweep_helpers import DEMO, ROOT, assert_same_results, load_results, write_spec
 
 import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
 from hpcrail.analysis import open_sweep
@@ -301,4 +301,3 @@ def test_driver_sigkill_then_resume_gives_the_uninterrupted_dataset(tmp_path):
     assert_same_results(ref, store)
     ds = load_results(store)
     assert len(set(ds.scenario_id.values.tolist())) == 24
-    _ = TIMING

@@ -15,8 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from hpcrail.results.metrics import METRICS
-
-SUCCESS = ("completed", "event_stop")
+from hpcrail.sweep.store import SUCCESS
 
 
 def as_strings(da: xr.DataArray) -> np.ndarray:

@@ -227,9 +227,9 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     submitted at once, with deterministic keys and ``retries``.
 
     Raises :class:`~hpcrail.config.ConfigError` for a bad spec, :class:`SweepMismatchError`
-    when the store holds another study (unless ``new``), ``ValueError`` for bad cluster options.  Failed scenarios are data (status and
-    message in the store), never exceptions; tasks that fail after their retries are listed in
-    the result and their scenarios stay pending.
+    when the store holds another study (unless ``new``), ``ValueError`` for bad cluster options.
+    Failed scenarios are data (status and message in the store), never exceptions; tasks that fail
+    after their retries are listed in the result and their scenarios stay pending.
     """
     if not inline and client is None:
         from hpcrail.sweep.cluster import CLUSTERS

@@ -33,13 +33,14 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from hpcrail.integrators.contract import Status
 from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SCHEMA_VERSION, SERIES
 from hpcrail.results.metrics import METRICS
 
 SWEEP_FORMAT = "1"
 STATUS_PENDING = "pending"
-#: statuses of scenarios that ran to their end (``hpcrail.integrators.Status`` names, lower case)
-SUCCESS = ("completed", "event_stop")
+#: statuses of scenarios that ran to their end (successful ``hpcrail.integrators.Status`` names)
+SUCCESS = tuple(s.name.lower() for s in Status if s.success)
 #: statuses set by the sweep itself (not an integrator): bad overrides, exceptions while building
 STATUS_INVALID = "invalid"
 STATUS_ERROR = "error"
