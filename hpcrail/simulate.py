@@ -48,8 +48,13 @@ def integrator_kwargs(it) -> dict:
 
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
     """Simulate an LTD scenario and return its result dataset."""
+    from hpcrail.models.friction.build import has_friction
     from hpcrail.results.ltd import ltd_dataset
 
+    if has_friction(sc):  # dry-friction draft gears (paper 003): event-driven or regularised
+        from hpcrail.simulate_friction import run_friction
+
+        return run_friction(sc, progress=progress, config_yaml=config_yaml)
     model, prob = ltd_problem(sc)
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,

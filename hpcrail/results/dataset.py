@@ -33,6 +33,37 @@ SERIES = {
     "notch": (("time",), "1", "applied notch (+ traction, - dynamic brake), after the rate limit"),
     "notch_command": (("time",), "1", "driver's notch command (+ traction, - dynamic brake)"),
     "brake_command": (("time",), "1", "driver's air-brake demand (fraction of full service)"),
+    # dry-friction draft gears (paper 003), present when the consist has friction connections
+    "friction_force": (("time", "coupler"), "N", "dry-friction part of the in-train force (+ draft)"),
+    "relative_velocity": (("time", "coupler"), "m s-1",
+                          "connection extension rate v_k - v_k+1 (+ draft: vehicles moving apart)"),
+    "friction_mode": (("time", "coupler"), "1", "friction mode: 0 none/inside the slack, 1 stick, "
+                      "+2/-2 slip in draft/buff direction, +3/-3 break-away (slip selected inside the "
+                      "stick band); regularised treatment: 1 inside the stick band, else +2/-2"),
+}
+
+#: per-coupler results of friction draft gears (paper 003): name -> (units, long_name)
+FRICTION_COUPLER = {
+    "stick_phases": ("1", "number of stick phases (stays inside the stick band lasting at least "
+                     "friction.stick_min_duration_s), over every step"),
+    "stick_time": ("s", "total time spent in stick phases"),
+    "final_deflection": ("m", "connection extension at the end of the run (stationary deflection)"),
+    "final_coupler_force": ("N", "in-train force at the end of the run"),
+}
+
+#: run-level scalars of friction draft gears
+FRICTION_SCALARS = {
+    "friction_work": ("J", "energy absorbed by the dry-friction elements (incl. the stick velocity projection)"),
+    "n_events": ("1", "stick/slip events (event-driven treatment; 0 when regularised)"),
+    "n_mode_changes": ("1", "connection mode changes (event-driven treatment)"),
+}
+
+#: the log of connection mode changes (event-driven treatment), dimension ``mode_change``
+MODE_CHANGES = {
+    "mode_change_time": ("s", "time of the mode change"),
+    "mode_change_coupler": ("1", "coupler number of the mode change"),
+    "mode_change_mode": ("1", "new mode: 0 none/inside the slack, 1 stick, +2/-2 slip draft/buff, "
+                         "+3/-3 break-away draft/buff"),
 }
 
 #: per-coupler envelopes over every accepted step

@@ -1,0 +1,1 @@
+"""Post-processing: figures and checks of result datasets."""

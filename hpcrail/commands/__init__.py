@@ -1,0 +1,1 @@
+"""CLI commands registered on :data:`hpcrail.cli.app` by feature modules."""
