@@ -5,76 +5,19 @@ rest: every half period π the amplitude drops by 2F (10 → −8 → 6 → −4
 mass stops for good at x = 0 (|x| ≤ F: static friction holds).  The modes (slide −, slide +, stick)
 switch at velocity zeros, which the driver must locate on the exact integrator solution.
 """
-import math
-from typing import NamedTuple
-
 import numpy as np
 import pytest
-from numba import njit
 
 from hpcrail.integrators.contract import EVENT_FAILURE, Status
+from hpcrail.integrators.examples import (
+    chatter_guard, chatter_jump, coulomb_oscillator, osc_guard, osc_jump, osc_observe, osc_rhs,
+)
 from hpcrail.integrators.hybrid import integrate_hybrid
-
-
-class Osc(NamedTuple):
-    F: float
-    mode: np.ndarray      # [1] 0 stick, +1 friction +F (moving −), −1 friction −F (moving +)
-    log: np.ndarray       # [20] event times
-    nlog: np.ndarray      # [1]
-
-
-@njit(cache=True)
-def osc_rhs(t, y, p, dydt):
-    if p.mode[0] == 0:
-        dydt[0] = 0.0
-        dydt[1] = 0.0
-    else:
-        dydt[0] = y[1]
-        dydt[1] = -y[0] + p.F * p.mode[0]
-
-
-@njit(cache=True)
-def osc_observe(t, y, p, acc):
-    acc[0] = max(acc[0], abs(y[1]))
-
-
-@njit(cache=True)
-def osc_guard(t, y, p, g):
-    g[0] = 1.0 if p.mode[0] == 0 else -p.mode[0] * y[1]
-
-
-@njit(cache=True)
-def osc_jump(t, y, p, which):
-    if which >= 0 and p.nlog[0] < p.log.size:
-        p.log[p.nlog[0]] = t
-        p.nlog[0] += 1
-    x = y[0]
-    if abs(y[1]) > 1e-9:
-        p.mode[0] = 1 if y[1] < 0 else -1
-    elif abs(x) <= p.F:
-        p.mode[0] = 0
-        y[1] = 0.0
-    else:
-        p.mode[0] = 1 if x > 0 else -1
-    return 0
-
-
-@njit(cache=True)
-def chatter_jump(t, y, p, which):
-    p.mode[0] = -p.mode[0] if p.mode[0] != 0 else 1
-    return 0
-
-
-@njit(cache=True)
-def chatter_guard(t, y, p, g):
-    # crosses zero at t = 0.5 and keeps decreasing whatever the mode: every mode change is
-    # followed at once by another event
-    g[0] = 1e3 * (0.5 - t)
 
 
 @pytest.mark.parametrize("method,kw", [("dopri5", dict(rtol=1e-10, atol=1e-12)), ("rk4", dict(step=1e-3))])
 def test_coulomb_oscillator(method, kw):
-    p = Osc(1.0, np.zeros(1, np.int64), np.zeros(20), np.zeros(1, np.int64))
+    p = coulomb_oscillator(1.0)
     t_out = np.linspace(0.0, 20.0, 401)
     sol = integrate_hybrid(osc_rhs, osc_observe, osc_guard, osc_jump, p, np.array([10.0, 0.0]), 1, method,
                            t_out, 20.0, event_tolerance=1e-12, **kw)
@@ -98,7 +41,7 @@ def test_coulomb_oscillator(method, kw):
 
 def test_chattering_is_a_status():
     """A guard that fires again immediately after every mode change stops with EVENT_FAILURE."""
-    p = Osc(1.0, np.ones(1, np.int64), np.zeros(20), np.zeros(1, np.int64))
+    p = coulomb_oscillator(1.0, mode=1)
     sol = integrate_hybrid(osc_rhs, osc_observe, chatter_guard, chatter_jump, p, np.array([0.0, 0.0]), 1,
                            "dopri5", np.linspace(0, 2, 3), 2.0, max_events=50)
     assert sol.status.value == EVENT_FAILURE
