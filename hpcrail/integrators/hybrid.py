@@ -38,7 +38,9 @@ Failures are status codes (``EVENT_FAILURE`` for too many events), never excepti
 from __future__ import annotations
 
 import math
+import re
 import time
+import types as pytypes
 from typing import Callable
 
 import numba
@@ -51,7 +53,9 @@ from hpcrail.integrators.contract import (
     DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, N_STATS, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T,
     Solution, Status,
 )
-from hpcrail.integrators.driver import compiled_kernel, kernel_argtypes, make_settings, model_function_type
+from hpcrail.integrators.driver import (
+    _kernel_for, compiled_kernel, kernel_argtypes, make_settings, model_function_type,
+)
 
 HS_TOL_T, HS_TOL_G, HS_MAX_EVENTS, HS_MAX_BURST, HS_BURST_DT, HS_N_FUNCTIONS, HS_REARM = range(7)
 N_HSETTINGS = 8
@@ -291,6 +295,25 @@ def hybrid_argtypes(params) -> tuple:
 
 
 _COMPILED: dict = {}
+_CLONES: dict = {}
+
+
+def _hybrid_for(params):
+    """A dispatcher of :func:`hybrid` private to the parameter type of ``params`` (its own on-disk
+    cache index, as :func:`hpcrail.integrators.driver._kernel_for` does for the methods)."""
+    cls = type(params)
+    tag = re.sub(r"[^A-Za-z0-9_]", "_", f"{cls.__module__}.{cls.__qualname__}")
+    disp = _CLONES.get(tag)
+    if disp is None:
+        py = hybrid.py_func
+        clone = pytypes.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__, py.__closure__)
+        clone.__qualname__ = f"{py.__qualname__}__{tag}"
+        clone.__doc__ = py.__doc__
+        clone.__module__ = py.__module__
+        opts = {k: v for k, v in hybrid.targetoptions.items() if k != "nopython"}
+        disp = numba.njit(cache=True, **opts)(clone)
+        _CLONES[tag] = disp
+    return disp
 
 
 def compiled_hybrid(params) -> tuple[Callable, float]:
@@ -298,10 +321,11 @@ def compiled_hybrid(params) -> tuple[Callable, float]:
     argtys = hybrid_argtypes(params)
     t0 = time.perf_counter()
     if argtys not in _COMPILED:
-        cres = hybrid.overloads.get(argtys)
+        disp = _hybrid_for(params)
+        cres = disp.overloads.get(argtys)
         if cres is None:
-            hybrid.compile(argtys)
-            cres = hybrid.overloads[argtys]
+            disp.compile(argtys)
+            cres = disp.overloads[argtys]
         _COMPILED[argtys] = cres.entry_point
     return _COMPILED[argtys], time.perf_counter() - t0
 
@@ -344,7 +368,8 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     n = y.size
     atol_scale = np.ones(n) if atol_scale is None else np.asarray(atol_scale, float)
     acc = np.zeros(1) if acc0 is None else np.ascontiguousarray(acc0, dtype=np.float64).copy()
-    kernel, ctime = compiled_kernel(info.name, params, (rhs, observe, guard))
+    _entry, ctime = compiled_kernel(info.name, params, (rhs, observe, guard))
+    kernel = _kernel_for(info, params)     # the method's dispatcher private to this parameter type
     jsig = jump_function_type(params).signature
     if jsig.args not in jump.overloads:
         jump.compile(jsig.args)
@@ -371,7 +396,7 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     for tp in pauses:
         if tp < tstate[TS_T] and tp < t_final:
             continue
-        code = hyb(info.kernel, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, iout, float(tp),
+        code = hyb(kernel, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, iout, float(tp),
                    float(t_final), acc, stats, settings, atol_vec, hsettings, hstate)
         if progress is not None:
             progress(float(tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, stats.tolist())))

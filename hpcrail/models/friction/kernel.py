@@ -337,8 +337,7 @@ def _observe(t, y, p, acc):
     for k in range(M):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
-        f = connection_force(e, de, q.conn_type[k], q.conn_gap, q.conn_dx, q.conn_inv_dx, q.conn_n, q.conn_fm,
-                             q.conn_fa, q.conn_kend, q.conn_inv_veps, q.conn_c, q.conn_xc) + p.T[k]
+        f = connection_force(e, de, q.conn_type[k], q.conn_rowpar, q.conn_typepar, q.conn_fm, q.conn_fa) + p.T[k]
         if f > acc[h + k]:
             acc[h + k] = f
             if f > acc[ACC_FMAX]:
