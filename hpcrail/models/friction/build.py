@@ -69,7 +69,6 @@ class FrictionParams(NamedTuple):
     fr_inv_vs: np.ndarray     # [M] 1 / Stribeck speed [s/m]
     fr_delta: np.ndarray      # [M] Stribeck exponent
     fr_leave: np.ndarray      # [M] int64 1 = leaving the band is a force discontinuity (T_kin(η) ≠ T_sMax)
-    fr_ascale: np.ndarray     # [M] T_sMax (1/m_k + 1/m_k+1): relative-acceleration scale [m/s²]
     m_eff: np.ndarray         # [N] effective (inertial) masses [kg]
     mode: np.ndarray          # [M] int64 current mode (MODE_*), changed by the event handler
     mode_new: np.ndarray      # [M] int64 scratch
@@ -175,7 +174,7 @@ def build_friction(sc: Scenario) -> FrictionModel:
         reg_inv_w=1.0 / fn.regularisation_width_mps, min_stick=float(fn.stick_min_duration_s),
         tol_force=1e-9, tol_acc=1e-9 * float(np.min(ascale)), max_select_iter=int(10 * M + 50),
         fr_on=fr_on, fr_gap=gap, fr_inv_ramp=inv_ramp, fr_ts=ts, fr_tc=tc, fr_law=law, fr_inv_vs=inv_vs,
-        fr_delta=delta, fr_leave=leave, fr_ascale=ascale, m_eff=m_eff,
+        fr_delta=delta, fr_leave=leave, m_eff=m_eff,
         mode=np.full(M, MODE_OFF, np.int64), mode_new=np.zeros(M, np.int64), cand=np.zeros(M, np.int64),
         lim=np.zeros(M), T=np.zeros(M), a=np.zeros(N), a0=np.zeros(N), dydt=np.zeros(n),
         log_t=np.zeros(L), log_k=np.zeros(L, np.int64), log_m=np.zeros(L, np.int64), log_n=np.zeros(1, np.int64),

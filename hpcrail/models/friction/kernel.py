@@ -24,9 +24,9 @@ Event functions of connection k (3 per connection, positive while nothing happen
 g[3k]   stick: 1 − |T_s|/(T_sMax r) (stick→slip); slide: (ė·d − η)/η (slip→stick: |ė| enters the
         band); break-away once outside the band: the same; free (inside the slack): distance to the
         end of the slack / 1 mm (engagement)
-g[3k+1] break-away inside the band: relative acceleration along the sliding direction d, normalised
-        — it reaches 0 when the excess force over T_sMax vanishes (the connection sticks again);
-        when T_kin(η) ≠ T_sMax also (η − ė·d)/η (leaving the band changes the force)
+g[3k+1] break-away inside the band: ė·d/η — the relative velocity returns to zero (the excess force
+        over T_sMax turned negative before the connection left the band: it sticks again, or
+        reverses); when T_kin(η) ≠ T_sMax also (η − ė·d)/η (leaving the band changes the force)
 g[3k+2] engaged with slack: deflection beyond the slack / 1 mm (disengagement)
 =====  ==============================================================================================
 """
@@ -156,9 +156,9 @@ def ed_guard(t, y, p, g):
             u = d * de
             if p.fr_leave[k] != 0:
                 # leaving the band changes the force (T_sMax -> T_kin(η)): an event
-                g[i + 1] = min(d * (a[k] - a[k + 1]) / p.fr_ascale[k], (eta - u) / eta)
+                g[i + 1] = min(u / eta, (eta - u) / eta)
             elif u < eta:
-                g[i + 1] = d * (a[k] - a[k + 1]) / p.fr_ascale[k]
+                g[i + 1] = u / eta
             else:
                 g[i] = (u - eta) / eta
 
@@ -177,8 +177,10 @@ def _log_change(p, t, k, mnew):
 def ed_jump(t, y, p, which):
     """Mode selection at t0 (``which`` = −1) and at each event (paper 003 §4.1).
 
-    Provisional sets from the state: outside the slack → free; |ė| ≥ η → sliding along ė; inside
-    the band → candidates, whose stick/slip split is the consistent solution of
+    Provisional sets from the state: outside the slack → free; |ė| ≥ η → sliding along ė; a
+    break-away still moving along its direction keeps sliding (until its relative velocity returns to
+    zero, its own event); the rest inside the band → candidates, whose stick/slip split is the
+    consistent solution of
     :func:`~hpcrail.models.couplers.friction.select_contacts` (started from the previous modes; the
     connection whose static force reached T_sMax starts sliding along its force).  With
     ``project``, the relative velocities of every rigid cluster are then removed by the momentum-
@@ -216,6 +218,8 @@ def ed_jump(t, y, p, which):
                 continue  # inside the slack
             de = _speed(y, q, k) - _speed(y, q, k + 1)
             _x, r = engagement(e, p.fr_gap[k, 0], p.fr_gap[k, 1], p.fr_inv_ramp[k])
+            old = p.mode[k]
+            moving = (old == MODE_BREAK_POS and de > 0.0) or (old == MODE_BREAK_NEG and de < 0.0)
             if abs(de) >= eta:
                 d = 1.0 if de > 0.0 else -1.0
                 p.mode_new[k] = MODE_SLIP_POS if de > 0.0 else MODE_SLIP_NEG
@@ -223,11 +227,17 @@ def ed_jump(t, y, p, which):
                                               p.fr_delta[k])
                 p.a0[k] -= tk / m[k]
                 p.a0[k + 1] += tk / m[k + 1]
+            elif moving and k != hint:
+                # a break-away already sliding keeps sliding until its relative velocity returns to
+                # zero (its own event) or it leaves the band
+                p.mode_new[k] = old
+                tk = (1.0 if old > 0 else -1.0) * r * p.fr_ts[k]
+                p.a0[k] -= tk / m[k]
+                p.a0[k + 1] += tk / m[k + 1]
             else:
                 p.cand[k] = 1
                 ncand += 1
                 p.lim[k] = p.fr_ts[k] * r
-                old = p.mode[k]
                 if k == hint:
                     p.mode_new[k] = hdir
                 elif old == MODE_BREAK_POS or old == MODE_BREAK_NEG:
