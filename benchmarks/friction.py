@@ -127,9 +127,11 @@ def main():
         lines += [f"## {case} ({ncoup + 1} vehicles)", "",
                   f"Reference: event-driven, band {eta_ref:g} m/s, rtol {rtol_ref:g}: wall {ref['wall']:.2f} s, "
                   f"{ref['events']} events, {ref['sticks']:.0f} stick phases, largest deflection "
-                  f"{1e3 * dscale:.2f} mm, largest force {fscale / 1e3:.1f} kN.  Case time {time.perf_counter() - t0:.0f} s.",
-                  "", "| treatment | band / width [m/s] | rtol | wall [s] | RHS evals | steps | events | deflection err | "
-                  "envelope err | stick phases | status |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  f"{1e3 * dscale:.2f} mm, largest force {fscale / 1e3:.1f} kN.  "
+                  f"Case time {time.perf_counter() - t0:.0f} s.",
+                  "", "| treatment | band / width [m/s] | rtol | wall [s] | RHS evals | steps | events | "
+                  "deflection err | envelope err | stick phases | status |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(f"| {r['treatment'].replace('_', '-')} | {r['band']:g} | {r['rtol']:g} | {r['wall']:.3f} | "
                          f"{r['nfev']:,} | {r['steps']:,} | {r['events']:,} | {100 * r['e_defl']:.3f} % | "
@@ -146,7 +148,8 @@ def main():
             for tr in ("event_driven", "regularised"):
                 b = best[tr]
                 cells.append("not reached" if b is None else
-                             f"{b['wall']:.3f} s (band {b['band']:g}, rtol {b['rtol']:g}; env {100 * b['e_env']:.2f} %)")
+                             f"{b['wall']:.3f} s (band {b['band']:g}, rtol {b['rtol']:g}; "
+                             f"env {100 * b['e_env']:.2f} %)")
             ratio = (f"{best['regularised']['wall'] / best['event_driven']['wall']:.1f}x"
                      if best["event_driven"] and best["regularised"] else "–")
             lines.append(f"| {100 * tgt:g} % | {cells[0]} | {cells[1]} | {ratio} |")

@@ -231,3 +231,13 @@ def test_config_errors_name_the_field(configs_dir):
     with pytest.raises(ConfigError) as exc:
         load_scenario(configs_dir / S6, ["simulation.initial_notch=3"])
     assert "simulation.initial_notch" in str(exc.value) and "-0..1" in str(exc.value)
+
+
+def test_failures_are_statuses(configs_dir):
+    """A full mode-change log or chattering ends the run with a status and a message, never an exception."""
+    _sc, ds = run(configs_dir, S6, "friction.max_mode_changes=3")
+    assert str(ds["status"].values) == "model_failure"
+    assert "friction.max_mode_changes = 3" in str(ds["message"].values)
+    _sc, ds = run(configs_dir, S6, "friction.max_events=2")
+    assert str(ds["status"].values) == "event_failure"
+    assert float(ds["t_reached"]) < 1.3

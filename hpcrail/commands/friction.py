@@ -13,7 +13,8 @@ from hpcrail.cli import EXIT_CONFIG, app, console, err_console
 def friction_report(store: Path = typer.Argument(..., help="result store (zarr) of a run with friction draft gears"),
                     out: Optional[Path] = typer.Option(None, "-o", "--out", help="output directory "
                                                        "(default: STORE name + '_report')"),
-                    coupler: int = typer.Option(4, "--coupler", help="connection of the force figure (paper 003 Fig 5: 4)"),
+                    coupler: int = typer.Option(4, "--coupler",
+                                                help="connection of the force figure (paper 003 Fig 5: 4)"),
                     t_max: Optional[float] = typer.Option(None, "--t-max", help="end of the time axis [s]")):
     """Write relative velocities, relative displacements and one connection force as PNG (paper 003
     Figs 3-5), and report.md: stick/slip events and the check of the final stationary phase."""

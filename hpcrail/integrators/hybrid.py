@@ -19,8 +19,9 @@ Event location: the step (t_n, t_n+1] in which a function crossed its threshold 
 t_n with the *same method* to trial end points chosen by the Illinois variant of regula falsi (with
 bisection when it stalls) on the function whose linearly interpolated crossing is the earliest
 — evaluated on the exact integrator solution, not an interpolant — until the bracket is shorter
-than ``event_tolerance_s`` or that function lies within [−``event_g_tolerance``, 0].  The integration resumes at the event side of the bracket (G ≤ 0),
-so the switching condition holds when ``jump`` is called.  Sampled output and the ``observe``
+than ``event_tolerance_s`` or that function lies within [−``event_g_tolerance``, 0].  The integration
+resumes at the event side of the bracket (g ≤ 0), so the switching condition holds when ``jump`` is
+called.  Sampled output and the ``observe``
 accumulator are rolled back to t_n before each trial, so nothing from beyond the event survives.
 
 Kernel signature (numba), an extension of :mod:`hpcrail.integrators.contract`::

@@ -18,8 +18,10 @@ from hpcrail.models.couplers.friction import MODE_STICK
 from hpcrail.models.friction.build import (
     FACC_COUNT, FACC_ENTRY, FACC_INBAND, FACC_TIME, TREAT_EVENT_DRIVEN, FrictionModel,
 )
-from hpcrail.models.friction.kernel import friction_outputs
-from hpcrail.results.dataset import ENERGY, FRICTION_COUPLER, FRICTION_SCALARS, MODE_CHANGES, SERIES, scalar
+from hpcrail.models.friction.kernel import JUMP_LOG_FULL, JUMP_SELECT_FAILED, friction_outputs
+from hpcrail.results.dataset import (
+    ENERGY, FRICTION_COUPLER, FRICTION_SCALARS, MODE_CHANGES, RUN_SCALARS, SERIES, scalar,
+)
 from hpcrail.results.ltd import ltd_dataset
 
 
@@ -69,6 +71,12 @@ def friction_dataset(sc: Scenario, model: FrictionModel, sol: Solution, config_y
     q = p.ltd
     N, B, M = q.n_veh, q.block, q.n_veh - 1
     ds = ltd_dataset(sc, model.ltd, sol, config_yaml=config_yaml)
+    if p.fail[0] == JUMP_LOG_FULL:
+        ds["message"] = scalar(f"{sol.message}: the log of connection mode changes is full (raise "
+                               f"friction.max_mode_changes = {p.log_t.size})", "", RUN_SCALARS["message"][1])
+    elif p.fail[0] == JUMP_SELECT_FAILED:
+        ds["message"] = scalar(f"{sol.message}: the stick/slip mode selection did not converge",
+                               "", RUN_SCALARS["message"][1])
     t = sol.t
     Y = np.ascontiguousarray(sol.y)
     ed = p.treatment == TREAT_EVENT_DRIVEN

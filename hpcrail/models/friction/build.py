@@ -82,6 +82,7 @@ class FrictionParams(NamedTuple):
     log_k: np.ndarray         # [L] int64 connection (0-based)
     log_m: np.ndarray         # [L] int64 new mode
     log_n: np.ndarray         # [1] int64 number of logged changes (> L: overflow)
+    fail: np.ndarray          # [1] int64 reason of a failed mode selection (kernel.JUMP_*), 0 = none
 
 
 @dataclasses.dataclass
@@ -178,6 +179,7 @@ def build_friction(sc: Scenario) -> FrictionModel:
         mode=np.full(M, MODE_OFF, np.int64), mode_new=np.zeros(M, np.int64), cand=np.zeros(M, np.int64),
         lim=np.zeros(M), T=np.zeros(M), a=np.zeros(N), a0=np.zeros(N), dydt=np.zeros(n),
         log_t=np.zeros(L), log_k=np.zeros(L, np.int64), log_m=np.zeros(L, np.int64), log_n=np.zeros(1, np.int64),
+        fail=np.zeros(1, np.int64),
     )
     y0 = np.concatenate([ltd.y0, [0.0]])
     y0[p.i_notch] = sc.simulation.initial_notch

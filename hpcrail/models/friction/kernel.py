@@ -125,7 +125,6 @@ def ed_guard(t, y, p, g):
     ed_rhs(t, y, p, p.dydt)
     q = p.ltd
     M = q.n_veh - 1
-    a = p.a
     eta = p.eta
     for k in range(M):
         i = N_GUARDS * k
@@ -248,6 +247,7 @@ def ed_jump(t, y, p, which):
             it = select_contacts(p.cand, p.mode_new, p.lim, m, p.a0, p.a, p.T, p.tol_force, p.tol_acc,
                                  p.max_select_iter)
             if it == SELECT_FAILED:
+                p.fail[0] = JUMP_SELECT_FAILED
                 return JUMP_SELECT_FAILED
         if p.project == 0:
             break
@@ -290,6 +290,7 @@ def ed_jump(t, y, p, which):
             p.mode[k] = p.mode_new[k]
             changes += 1
     if p.log_n[0] > p.log_t.size:
+        p.fail[0] = JUMP_LOG_FULL
         return JUMP_LOG_FULL
     return changes
 
