@@ -241,3 +241,13 @@ def test_failures_are_statuses(configs_dir):
     _sc, ds = run(configs_dir, S6, "friction.max_events=2")
     assert str(ds["status"].values) == "event_failure"
     assert float(ds["t_reached"]) < 1.3
+
+
+def test_initial_notch_applies_from_t0(configs_dir):
+    """simulation.initial_notch sets the applied notch at t = 0 in any LTD scenario (a traction step):
+    the paper 003 case pulls with F = 10 kN at t = 0; the demo train starts at notch 4 at once."""
+    _sc, ds = run(configs_dir, S6, "simulation.duration_s=0.5")
+    assert float(ds["tractive_force"].isel(time=0, vehicle=0)) == pytest.approx(F)
+    _sc, ds = run(configs_dir, "trains/demo.yaml", "simulation.initial_notch=4", "simulation.duration_s=1")
+    assert float(ds["notch"].isel(time=0)) == 4.0
+    assert float(ds["tractive_force"].isel(time=0, vehicle=0)) > 0

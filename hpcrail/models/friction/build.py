@@ -182,7 +182,6 @@ def build_friction(sc: Scenario) -> FrictionModel:
         fail=np.zeros(1, np.int64),
     )
     y0 = np.concatenate([ltd.y0, [0.0]])
-    y0[p.i_notch] = sc.simulation.initial_notch
     atol_scale = np.concatenate([ltd.atol_scale, [1e3]])
     acc0 = np.concatenate([ltd.acc0, np.zeros(1 + N_FACC_BLOCKS * M)])
     return FrictionModel(params=params, ltd=ltd, y0=y0, atol_scale=atol_scale, acc0=acc0,

@@ -301,6 +301,7 @@ def build_ltd(sc: Scenario) -> LTDModel:
     y0[0] = sc.route.start_m - half[0]
     v0 = sc.simulation.initial_speed_kmh * KMH
     y0[1:B * N:B] = v0
+    y0[B * N] = sc.simulation.initial_notch   # the applied notch at t = 0 (i_notch)
     atol_scale = np.ones(n_states)
     if sc.output.energy:
         atol_scale[B * N + 1:] = 1e3
