@@ -106,12 +106,11 @@ def test_mode_selection_equals_enumeration(seed):
     assert np.allclose(a, found[0][2], rtol=1e-7, atol=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_mode_selection_equals_box_qp(seed):
+@pytest.mark.parametrize("seed,n", [(0, 100), (1, 100), (2, 100), (3, 100), (4, 300)])
+def test_mode_selection_equals_box_qp(seed, n):
     """Hundreds of vehicles: the selection minimises Gauss's acceleration energy
     ½ TᵀAT − ë₀ᵀT over |T| ≤ T_sMax (A = WᵀM⁻¹W), solved independently by scipy (BVLS)."""
     rng = np.random.default_rng(1000 + seed)
-    n = 300
     m, h = _random_system(rng, n)
     lim = rng.uniform(5e3, 60e3, n - 1)
     cand = np.ones(n - 1, np.int64)
