@@ -87,7 +87,8 @@ def progress_printer(label: str):
 def print_metrics(ds) -> None:
     from hpcrail.results.metrics import metrics_table_rows
 
-    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: benchmark metrics (paper 000, Tables 1-2)")
+    title = ds.attrs.get("metrics_title", "benchmark metrics (paper 000, Tables 1-2)")
+    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {title}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("unit")
