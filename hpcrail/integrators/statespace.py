@@ -104,19 +104,25 @@ def discretise(A: np.ndarray, B: np.ndarray, h: float, hold: str = "foh") -> tup
 # numba marching kernels
 # ------------------------------------------------------------------------------------------------
 @njit(**JIT)
-def lti_march(Phi, G0, G1, inputs, observe, params, y, kstep, k_end, t0, h, stride, Y_out, acc, stats):
+def lti_march(PhiT, G0T, G1T, cols, inputs, observe, params, y, kstep, k_end, t0, h, stride, Y_out, acc, stats):
     """March y_{k+1} = Φ y_k + Γ₀ w_k + Γ₁ w_{k+1} from step ``kstep[0]`` to ``k_end``.
 
-    ``inputs(t, y, params, w)`` fills w(t) (float64[nw]); samples y at steps multiple of ``stride``
-    into ``Y_out[k // stride]``.  Returns DONE/RUNNING or NON_FINITE.
+    The matrices are passed **transposed** (C-contiguous Φᵀ float64[N, N], Γ₀ᵀ, Γ₁ᵀ float64[nw, N]).
+    ``inputs(t, y, params, w)`` fills w(t) (float64[nw_total]); Γ₀ᵀ, Γ₁ᵀ hold the rows of the input
+    columns ``cols`` (int64[nw]) that are not identically zero.  Samples y
+    at steps multiple of ``stride`` into ``Y_out[k // stride]``.  Returns RUNNING or NON_FINITE.
     """
     N = y.size
-    nw = G0.shape[1]
+    nw = cols.size
+    nwt = max(1, cols[nw - 1] + 1) if nw > 0 else 1
+    wf = np.empty(nwt)
     w0 = np.empty(nw)
     w1 = np.empty(nw)
     yn = np.empty(N)
     k = kstep[0]
-    inputs(t0 + k * h, y, params, w0)
+    inputs(t0 + k * h, y, params, wf)
+    for j in range(nw):
+        w0[j] = wf[cols[j]]
     nout = Y_out.shape[0]
     if k % stride == 0 and k // stride < nout:
         for i in range(N):
@@ -124,16 +130,24 @@ def lti_march(Phi, G0, G1, inputs, observe, params, y, kstep, k_end, t0, h, stri
     status = RUNNING
     while k < k_end:
         t1 = t0 + (k + 1) * h
-        inputs(t1, y, params, w1)
+        inputs(t1, y, params, wf)
+        for j in range(nw):
+            w1[j] = wf[cols[j]]
+        # column-oriented products (PhiT = Φᵀ, G0T = Γ₀ᵀ, G1T = Γ₁ᵀ): independent rows vectorise
+        for i in range(N):
+            yn[i] = 0.0
+        for j in range(N):
+            yj = y[j]
+            for i in range(N):
+                yn[i] += PhiT[j, i] * yj
+        for j in range(nw):
+            a = w0[j]
+            b = w1[j]
+            for i in range(N):
+                yn[i] += G0T[j, i] * a + G1T[j, i] * b
         tot = 0.0
         for i in range(N):
-            s = 0.0
-            for j in range(N):
-                s += Phi[i, j] * y[j]
-            for j in range(nw):
-                s += G0[i, j] * w0[j] + G1[i, j] * w1[j]
-            yn[i] = s
-            tot += s
+            tot += yn[i]
         if not math.isfinite(tot):
             status = NON_FINITE
             break
@@ -152,10 +166,11 @@ def lti_march(Phi, G0, G1, inputs, observe, params, y, kstep, k_end, t0, h, stri
 
 
 @njit(**JIT)
-def recurrence_march(P, rhs, observe, params, y, kstep, k_end, t0, h, stride, Y_out, acc, stats):
-    """Paper 001 eq (12): Ẋ_k = P f(t_k, X_{k−1}), X_k = X_{k−1} + h Ẋ_k with P = (I − h J)⁻¹,
-    from step ``kstep[0]`` to ``k_end``; one right-hand-side evaluation per step.  For a linear
-    model f(t_k, X_{k−1}) = A X_{k−1} + B U_k, so this is eq (11)-(12) literally."""
+def recurrence_march(PT, rhs, observe, params, y, kstep, k_end, t0, h, stride, Y_out, acc, stats):
+    """Paper 001 eq (12): Ẋ_k = P f(t_k, X_{k−1}), X_k = X_{k−1} + h Ẋ_k with P = (I − h J)⁻¹
+    (passed transposed, ``PT`` = Pᵀ C-contiguous), from step ``kstep[0]`` to ``k_end``; one
+    right-hand-side evaluation per step.  For a linear model f(t_k, X_{k−1}) = A X_{k−1} + B U_k, so
+    this is eq (11)-(12) literally."""
     N = y.size
     f = np.empty(N)
     xd = np.empty(N)
@@ -169,13 +184,15 @@ def recurrence_march(P, rhs, observe, params, y, kstep, k_end, t0, h, stride, Y_
         t1 = t0 + (k + 1) * h
         rhs(t1, y, params, f)
         stats[ST_NFEV] += 1
+        for i in range(N):
+            xd[i] = 0.0
+        for j in range(N):
+            fj = f[j]
+            for i in range(N):
+                xd[i] += PT[j, i] * fj
         tot = 0.0
         for i in range(N):
-            s = 0.0
-            for j in range(N):
-                s += P[i, j] * f[j]
-            xd[i] = s
-            tot += s
+            tot += xd[i]
         if not math.isfinite(tot):
             status = NON_FINITE
             break
@@ -214,7 +231,7 @@ def _argtypes(kind: str, params) -> tuple:
     i1 = types.int64[::1]
     common = (numba.typeof(params), f1, i1, types.int64, types.float64, types.float64, types.int64, f2, f1, i1)
     if kind == "lti":
-        return (f2, f2, f2, fty, fty) + common
+        return (f2, f2, f2, i1, fty, fty) + common
     return (f2, fty, fty) + common
 
 
@@ -272,7 +289,10 @@ def run_lti(Phi, G0, G1, inputs, observe, params, y0, *, t0: float = 0.0, h: flo
     (``t`` float64[nsteps//stride + 1], ``y`` float64[k, N]); failures in ``status``.
     Raises ``ValueError`` for nsteps < 1 or stride < 1.
     """
-    mats = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (Phi, G0, G1))
+    G0, G1 = np.asarray(G0, dtype=np.float64), np.asarray(G1, dtype=np.float64)
+    cols = np.flatnonzero(np.any(G0 != 0, axis=0) | np.any(G1 != 0, axis=0)).astype(np.int64)
+    mats = (np.ascontiguousarray(np.asarray(Phi, dtype=np.float64).T), np.ascontiguousarray(G0[:, cols].T),
+            np.ascontiguousarray(G1[:, cols].T), np.ascontiguousarray(cols))
     acc0 = np.zeros(1) if acc0 is None else acc0
     return _march("lti", mats, (inputs, observe), params, y0, t0, h, nsteps, stride, acc0, progress, n_chunks,
                   method_name)
@@ -282,7 +302,7 @@ def run_recurrence(P, rhs, observe, params, y0, *, t0: float = 0.0, h: float, ns
                    acc0=None, progress=None, n_chunks: int = 50, method_name: str = "recurrence") -> Solution:
     """Paper 001 recurrence (12) with P = (I − h J)⁻¹ (:func:`implicit_euler_matrix`) for ``nsteps``
     steps of ``h`` [s].  Same outputs and errors as :func:`run_lti`."""
-    mats = (np.ascontiguousarray(P, dtype=np.float64),)
+    mats = (np.ascontiguousarray(np.asarray(P, dtype=np.float64).T),)
     acc0 = np.zeros(1) if acc0 is None else acc0
     return _march("recurrence", mats, (rhs, observe), params, y0, t0, h, nsteps, stride, acc0, progress, n_chunks,
                   method_name)

@@ -65,6 +65,73 @@ VERTICAL_METRICS = {
 }
 
 
+def sampled_outputs(model: VerticalModel, t: np.ndarray, Y: np.ndarray, params=None) -> dict:
+    """Accelerations, forces and rail inputs at the samples: dict of float64 arrays ``body_acc``
+    [k, m], ``element_force`` [k, E], ``wheel_load`` [k, W], ``rail`` [k, W], ``floor_acc`` [k, F]."""
+    asm = model.asm
+    p = params if params is not None else model.params
+    k = t.size
+    E, W, F = len(asm.elements), asm.wheel_x.size, len(asm.floor_names)
+    out = {"body_acc": np.full((k, asm.m), np.nan), "element_force": np.full((k, E), np.nan),
+           "wheel_load": np.full((k, W), np.nan), "rail": np.full((k, W), np.nan),
+           "floor_acc": np.full((k, F), np.nan)}
+    vertical_outputs(np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(Y), p, out["body_acc"],
+                     out["element_force"], out["wheel_load"], out["rail"], out["floor_acc"])
+    return out
+
+
+def static_wheel_loads(model: VerticalModel, params=None) -> np.ndarray:
+    """Static wheel/rail force Q0 under each wheel [N] (float64[W])."""
+    p = params if params is not None else model.params
+    Q0 = np.zeros(model.asm.wheel_x.size)
+    for e, el in enumerate(model.asm.elements):
+        if el.wheel >= 0 and el.rail_sign < 0:
+            Q0[el.wheel] += p.el_F0[e]
+    return Q0
+
+
+def run_metrics(sc, model: VerticalModel, sol: Solution, floor_acc: np.ndarray | None = None, params=None
+                ) -> tuple[dict, dict]:
+    """Ride comfort per floor point and the scalar metrics of :data:`VERTICAL_METRICS` of one run.
+
+    Returns ``(floor_values, metrics)``: per floor point float64[F] arrays keyed as
+    :data:`FLOOR_METRICS`, and the scalar metrics.  ``floor_acc`` float64[k, F] (computed from
+    ``sol`` if not given).
+    """
+    asm = model.asm
+    p = params if params is not None else model.params
+    t = sol.t
+    k = t.size
+    E, W, F = len(asm.elements), asm.wheel_x.size, len(asm.floor_names)
+    if floor_acc is None:
+        floor_acc = sampled_outputs(model, t, sol.y, p)["floor_acc"]
+    acc = sol.acc
+    dt = float(t[1] - t[0]) if k > 1 else float("nan")
+    ok = sol.status.success and k > 8 and np.all(np.isfinite(floor_acc))
+    if ok:
+        rm = ride_metrics(floor_acc.T, dt, sc.output.comfort_window_s)
+    else:
+        rm = {key: np.full(F, np.nan) for key in ("wz", "wb_rms", "wb_p95", "n_mv_z", "rms", "peak")}
+    floor_vals = {"sperling_wz": rm["wz"], "wb_rms": rm["wb_rms"], "wb_p95": rm["wb_p95"], "n_mv_z": rm["n_mv_z"],
+                  "rms_acceleration": rm["rms"], "max_abs_acceleration": np.array(acc[:F], float)}
+
+    def nanmax(a):
+        a = np.asarray(a, float)
+        return float(np.nanmax(a)) if a.size and np.any(np.isfinite(a)) else float("nan")
+
+    Q0 = static_wheel_loads(model, p)
+    F0 = p.el_F0
+    wmin = acc[p.o_wmin:p.o_wmin + W]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unload = np.where(Q0 > 0, (Q0 - wmin) / Q0, np.nan)
+    dF = np.maximum(np.abs(acc[p.o_elmax:p.o_elmax + E] - F0), np.abs(acc[p.o_elmin:p.o_elmin + E] - F0))
+    metrics = {"wz_max": nanmax(rm["wz"]), "wb_rms_max": nanmax(rm["wb_rms"]), "n_mv_z_max": nanmax(rm["n_mv_z"]),
+               "max_floor_acceleration": nanmax(acc[:F]), "max_wheel_load": nanmax(acc[p.o_wmax:p.o_wmax + W]),
+               "min_wheel_load": -nanmax(-wmin) if W else float("nan"),
+               "max_wheel_unloading_ratio": nanmax(unload), "max_secondary_force_change": nanmax(dF)}
+    return floor_vals, metrics
+
+
 def vertical_dataset(sc, model: VerticalModel, sol: Solution, config_yaml: str | None = None) -> xr.Dataset:
     """Build the dataset of one vertical run from the sampled dynamic states ``sol.y`` (float64[k, N])
     and the every-step envelopes ``sol.acc``."""
@@ -72,16 +139,12 @@ def vertical_dataset(sc, model: VerticalModel, sol: Solution, config_yaml: str |
     t = sol.t
     Y = np.ascontiguousarray(sol.y)
     k = t.size
-    m, n = asm.m, asm.n
     sv, ss, sq = asm.slices()
     E, W, F = len(asm.elements), asm.wheel_x.size, len(asm.floor_names)
     B = len(asm.body_names)
-    body_acc = np.full((k, m), np.nan)
-    el_force = np.full((k, E), np.nan)
-    wheel = np.full((k, W), np.nan)
-    rail = np.full((k, W), np.nan)
-    fp_acc = np.full((k, F), np.nan)
-    vertical_outputs(t, Y, p, body_acc, el_force, wheel, rail, fp_acc)
+    so = sampled_outputs(model, t, Y)
+    body_acc, el_force, wheel, rail, fp_acc = (so[key] for key in ("body_acc", "element_force", "wheel_load", "rail",
+                                                                    "floor_acc"))
     q = Y[:, sq]
     v = Y[:, sv]
 
@@ -127,10 +190,7 @@ def vertical_dataset(sc, model: VerticalModel, sol: Solution, config_yaml: str |
     ds = xr.Dataset(dv, coords=coords)
     # static state
     F0 = p.el_F0
-    Q0 = np.zeros(W)
-    for e, el in enumerate(asm.elements):
-        if el.wheel >= 0 and el.rail_sign < 0:
-            Q0[el.wheel] += F0[e]
+    Q0 = static_wheel_loads(model)
     static_b = np.full(B, np.nan)
     for b, i in enumerate(asm.body_bounce):
         static_b[b] = model.x_static[sq][i]
@@ -149,31 +209,12 @@ def vertical_dataset(sc, model: VerticalModel, sol: Solution, config_yaml: str |
            "wheel_min_load": (("wheel",), acc[p.o_wmin:p.o_wmin + W], "N", "minimum wheel/rail force over every step")}
     for name, (dims, arr, units, ln) in env.items():
         ds[name] = (dims, np.array(arr, float), {"units": units, "long_name": ln})
-    # ride comfort per floor point (from the sampled floor accelerations)
+    # ride comfort per floor point (from the sampled floor accelerations) and scalar metrics
     dt = float(t[1] - t[0]) if k > 1 else float("nan")
-    ok = sol.status.success and k > 8 and np.all(np.isfinite(fp_acc))
-    if ok:
-        rm = ride_metrics(fp_acc.T, dt, sc.output.comfort_window_s)
-    else:
-        rm = {key: np.full(F, np.nan) for key in ("wz", "wb_rms", "wb_p95", "n_mv_z", "rms", "peak")}
-    floor_vals = {"sperling_wz": rm["wz"], "wb_rms": rm["wb_rms"], "wb_p95": rm["wb_p95"], "n_mv_z": rm["n_mv_z"],
-                  "rms_acceleration": rm["rms"], "max_abs_acceleration": acc[:F]}
+    floor_vals, metrics = run_metrics(sc, model, sol, fp_acc)
     for name, arr in floor_vals.items():
         units, ln = FLOOR_METRICS[name]
         ds[name] = (("floor_point",), np.asarray(arr, float), {"units": units, "long_name": ln})
-
-    def nanmax(a):
-        a = np.asarray(a, float)
-        return float(np.nanmax(a)) if a.size and np.any(np.isfinite(a)) else float("nan")
-
-    wmin = acc[p.o_wmin:p.o_wmin + W]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        unload = np.where(Q0 > 0, (Q0 - wmin) / Q0, np.nan)
-    dF = np.maximum(np.abs(acc[p.o_elmax:p.o_elmax + E] - F0), np.abs(acc[p.o_elmin:p.o_elmin + E] - F0))
-    metrics = {"wz_max": nanmax(rm["wz"]), "wb_rms_max": nanmax(rm["wb_rms"]), "n_mv_z_max": nanmax(rm["n_mv_z"]),
-               "max_floor_acceleration": nanmax(acc[:F]), "max_wheel_load": nanmax(acc[p.o_wmax:p.o_wmax + W]),
-               "min_wheel_load": -nanmax(-wmin) if W else float("nan"),
-               "max_wheel_unloading_ratio": nanmax(unload), "max_secondary_force_change": nanmax(dF)}
     for name, val in metrics.items():
         units, ln, _d, _f = VERTICAL_METRICS[name]
         ds[name] = scalar(val, units, ln)
