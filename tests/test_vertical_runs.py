@@ -131,6 +131,11 @@ def test_configuration_errors_name_file_field_and_allowed(sets, path, message):
     assert path in text and message in text and ("quarter_vehicle.yaml" in text or "--set" in text), text
 
 
+def test_track_shorter_than_the_run_is_rejected():
+    with pytest.raises(ConfigError, match="track.irregularity.length_m: the run needs 1667.7 m"):
+        load_scenario(TRACK, ["simulation.speed_kmh=300", "track.irregularity.length_m=1000"])
+
+
 def test_cli_validate_exit_code_2():
     r = CliRunner().invoke(app, ["validate", str(FULL), "--set", "vehicle.elements.12.bottom=rail@wheel_9"])
     assert r.exit_code == 2

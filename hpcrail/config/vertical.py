@@ -354,6 +354,11 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
     irr = sc.track.irregularity
     if irr.kind == "psd" and sc.simulation.speed_kmh <= 0:
         add(("simulation", "speed_kmh"), "a track irregularity needs a speed > 0", sc.simulation.speed_kmh)
+    if irr.kind == "psd" and irr.length_m is not None:
+        need = sc.simulation.speed_kmh / 3.6 * sc.simulation.duration_s + 1.0
+        if irr.length_m < need:
+            add(("track", "irregularity", "length_m"), f"the run needs {need:.1f} m of track (speed × duration + 1 m)",
+                irr.length_m, f"≥ {need:.1f}")
     if irr.kind == "harmonic" and irr.frequency_rad_per_s is not None and sc.simulation.speed_kmh <= 0 \
             and len(v.wheels) > 1:
         add(("simulation", "speed_kmh"), "per-wheel delays of a harmonic input need a speed > 0",

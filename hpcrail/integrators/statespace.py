@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, types
 from scipy.linalg import expm, lu_factor, lu_solve
 
-from hpcrail._numba import JIT
+from hpcrail._numba import JIT_NRT_FREE
 from hpcrail.integrators.contract import (
     DONE, N_STATS, NON_FINITE, RUNNING, ST_NFEV, ST_STEPS, STAT_NAMES, Solution, Status,
 )
@@ -103,22 +103,24 @@ def discretise(A: np.ndarray, B: np.ndarray, h: float, hold: str = "foh") -> tup
 # ------------------------------------------------------------------------------------------------
 # numba marching kernels
 # ------------------------------------------------------------------------------------------------
-@njit(**JIT)
-def lti_march(PhiT, G0T, G1T, cols, inputs, observe, params, y, kstep, k_end, t0, h, stride, Y_out, acc, stats):
+@njit(**JIT_NRT_FREE)
+def lti_march(PhiT, G0T, G1T, cols, inputs, observe, params, y, work, kstep, k_end, t0, h, stride, Y_out, acc, stats):
     """March y_{k+1} = Φ y_k + Γ₀ w_k + Γ₁ w_{k+1} from step ``kstep[0]`` to ``k_end``.
 
     The matrices are passed **transposed** (C-contiguous Φᵀ float64[N, N], Γ₀ᵀ, Γ₁ᵀ float64[nw, N]).
     ``inputs(t, y, params, w)`` fills w(t) (float64[nw_total]); Γ₀ᵀ, Γ₁ᵀ hold the rows of the input
-    columns ``cols`` (int64[nw]) that are not identically zero.  Samples y
+    columns ``cols`` (int64[nw]) that are not identically zero.  ``work`` float64[nw_total + 2 nw + N]
+    (nw_total = length of the vector ``inputs`` writes) is scratch space (the kernel allocates nothing: compiled without reference counting, so passing
+    a parameter tuple of many arrays to ``inputs``/``observe`` costs nothing per step).  Samples y
     at steps multiple of ``stride`` into ``Y_out[k // stride]``.  Returns RUNNING or NON_FINITE.
     """
     N = y.size
     nw = cols.size
-    nwt = max(1, cols[nw - 1] + 1) if nw > 0 else 1
-    wf = np.empty(nwt)
-    w0 = np.empty(nw)
-    w1 = np.empty(nw)
-    yn = np.empty(N)
+    nwt = work.size - 2 * nw - N
+    wf = work[:nwt]
+    w0 = work[nwt:nwt + nw]
+    w1 = work[nwt + nw:nwt + 2 * nw]
+    yn = work[nwt + 2 * nw:nwt + 2 * nw + N]
     k = kstep[0]
     inputs(t0 + k * h, y, params, wf)
     for j in range(nw):
@@ -165,15 +167,15 @@ def lti_march(PhiT, G0T, G1T, cols, inputs, observe, params, y, kstep, k_end, t0
     return status
 
 
-@njit(**JIT)
-def recurrence_march(PT, rhs, observe, params, y, kstep, k_end, t0, h, stride, Y_out, acc, stats):
+@njit(**JIT_NRT_FREE)
+def recurrence_march(PT, rhs, observe, params, y, work, kstep, k_end, t0, h, stride, Y_out, acc, stats):
     """Paper 001 eq (12): Ẋ_k = P f(t_k, X_{k−1}), X_k = X_{k−1} + h Ẋ_k with P = (I − h J)⁻¹
     (passed transposed, ``PT`` = Pᵀ C-contiguous), from step ``kstep[0]`` to ``k_end``; one
     right-hand-side evaluation per step.  For a linear model f(t_k, X_{k−1}) = A X_{k−1} + B U_k, so
-    this is eq (11)-(12) literally."""
+    this is eq (11)-(12) literally.  ``work`` float64[2N] scratch space."""
     N = y.size
-    f = np.empty(N)
-    xd = np.empty(N)
+    f = work[:N]
+    xd = work[N:2 * N]
     k = kstep[0]
     nout = Y_out.shape[0]
     if k % stride == 0 and k // stride < nout:
@@ -229,7 +231,7 @@ def _argtypes(kind: str, params) -> tuple:
     fty = model_function_type(params)
     f1, f2 = types.float64[::1], types.float64[:, ::1]
     i1 = types.int64[::1]
-    common = (numba.typeof(params), f1, i1, types.int64, types.float64, types.float64, types.int64, f2, f1, i1)
+    common = (numba.typeof(params), f1, f1, i1, types.int64, types.float64, types.float64, types.int64, f2, f1, i1)
     if kind == "lti":
         return (f2, f2, f2, i1, fty, fty) + common
     return (f2, fty, fty) + common
@@ -249,7 +251,7 @@ def compiled(kind: str, params, functions=()) -> tuple[Callable, float]:
     return ep, time.perf_counter() - t0
 
 
-def _march(kind, mats, funcs, params, y0, t0, h, nsteps, stride, acc0, progress, n_chunks, method_name):
+def _march(kind, mats, funcs, params, y0, t0, h, nsteps, stride, acc0, progress, n_chunks, method_name, nw_total=0):
     if nsteps < 1 or stride < 1:
         raise ValueError(f"need nsteps ≥ 1 and stride ≥ 1, got {nsteps}, {stride}")
     kernel, ctime = compiled(kind, params, funcs)
@@ -259,13 +261,19 @@ def _march(kind, mats, funcs, params, y0, t0, h, nsteps, stride, acc0, progress,
     acc = np.ascontiguousarray(acc0, dtype=np.float64).copy()
     stats = np.zeros(N_STATS, dtype=np.int64)
     kstep = np.zeros(1, dtype=np.int64)
+    if kind == "lti":
+        # the inputs function writes the full input vector (nw_total entries), the products use cols
+        work = np.zeros(max(1, nw_total) + 2 * mats[3].size + y.size)
+    else:
+        work = np.zeros(2 * y.size)
     obs = funcs[-1]
     obs(t0, y, params, acc)
     ends = np.unique(np.linspace(0, nsteps, max(1, n_chunks) + 1).round().astype(np.int64))[1:]
     code = RUNNING
     w0 = time.perf_counter()
     for ke in ends:
-        code = kernel(*mats, *funcs, params, y, kstep, int(ke), float(t0), float(h), int(stride), Y_out, acc, stats)
+        code = kernel(*mats, *funcs, params, y, work, kstep, int(ke), float(t0), float(h), int(stride), Y_out, acc,
+                      stats)
         if progress is not None:
             progress(t0 + kstep[0] * h, t0 + nsteps * h, dict(zip(STAT_NAMES, stats.tolist())))
         if code != RUNNING:
@@ -295,7 +303,7 @@ def run_lti(Phi, G0, G1, inputs, observe, params, y0, *, t0: float = 0.0, h: flo
             np.ascontiguousarray(G1[:, cols].T), np.ascontiguousarray(cols))
     acc0 = np.zeros(1) if acc0 is None else acc0
     return _march("lti", mats, (inputs, observe), params, y0, t0, h, nsteps, stride, acc0, progress, n_chunks,
-                  method_name)
+                  method_name, nw_total=G0.shape[1])
 
 
 def run_recurrence(P, rhs, observe, params, y0, *, t0: float = 0.0, h: float, nsteps: int, stride: int = 1,

@@ -60,8 +60,8 @@ VERTICAL_METRICS = {
     "min_wheel_load": ("N", "smallest wheel/rail force over wheels and every step (< 0: contact would be lost)",
                        "kN", 1e-3),
     "max_wheel_unloading_ratio": ("1", "largest wheel unloading (Q0 - Q_min)/Q0 over wheels and every step", "", 1.0),
-    "max_secondary_force_change": ("N", "largest |change of an element force| from its static value over every "
-                                   "step", "kN", 1e-3),
+    "max_element_force_change": ("N", "largest |change of an element force| from its static value over elements "
+                                 "and every step", "kN", 1e-3),
 }
 
 
@@ -128,7 +128,7 @@ def run_metrics(sc, model: VerticalModel, sol: Solution, floor_acc: np.ndarray |
     metrics = {"wz_max": nanmax(rm["wz"]), "wb_rms_max": nanmax(rm["wb_rms"]), "n_mv_z_max": nanmax(rm["n_mv_z"]),
                "max_floor_acceleration": nanmax(acc[:F]), "max_wheel_load": nanmax(acc[p.o_wmax:p.o_wmax + W]),
                "min_wheel_load": -nanmax(-wmin) if W else float("nan"),
-               "max_wheel_unloading_ratio": nanmax(unload), "max_secondary_force_change": nanmax(dF)}
+               "max_wheel_unloading_ratio": nanmax(unload), "max_element_force_change": nanmax(dF)}
     return floor_vals, metrics
 
 

@@ -156,7 +156,7 @@ def vertical_observe(t, y, p, acc):
             acc[f] = a
 
 
-@njit(**JIT)
+@njit(**JIT_NRT_FREE)
 def vertical_outputs(t, Y, p, body_acc, el_force, wheel_load, rail, fp_acc):
     """Per-sample outputs for the result dataset.
 
