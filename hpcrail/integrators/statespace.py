@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+import types as types_ns
 from typing import Callable
 
 import numba
@@ -42,7 +43,7 @@ from hpcrail._numba import JIT_NRT_FREE
 from hpcrail.integrators.contract import (
     DONE, N_STATS, NON_FINITE, RUNNING, ST_NFEV, ST_STEPS, STAT_NAMES, Solution, Status,
 )
-from hpcrail.integrators.driver import model_function_type
+from hpcrail.integrators.driver import _kernel_for, model_function_type
 
 
 # ------------------------------------------------------------------------------------------------
@@ -216,13 +217,16 @@ def recurrence_march(PT, rhs, observe, params, y, work, kstep, k_end, t0, h, str
 _COMPILED: dict = {}
 
 
-def _entry(kernel, argtys):
+def _entry(kernel, params, argtys):
+    """Entry point of ``kernel`` compiled for ``argtys``, from a dispatcher private to the parameter
+    type (its own numba cache index, see :func:`hpcrail.integrators.driver._kernel_for`)."""
     key = (kernel.__name__, argtys)
     if key not in _COMPILED:
-        cres = kernel.overloads.get(argtys)
+        disp = _kernel_for(types_ns.SimpleNamespace(name=kernel.__name__, kernel=kernel), params)
+        cres = disp.overloads.get(argtys)
         if cres is None:
-            kernel.compile(argtys)
-            cres = kernel.overloads[argtys]
+            disp.compile(argtys)
+            cres = disp.overloads[argtys]
         _COMPILED[key] = cres.entry_point
     return _COMPILED[key]
 
@@ -247,7 +251,7 @@ def compiled(kind: str, params, functions=()) -> tuple[Callable, float]:
         if fsig.args not in f.overloads:
             f.compile(fsig.args)
     kernel = lti_march if kind == "lti" else recurrence_march
-    ep = _entry(kernel, _argtypes(kind, params))
+    ep = _entry(kernel, params, _argtypes(kind, params))
     return ep, time.perf_counter() - t0
 
 
