@@ -149,7 +149,8 @@ def test_hertz_with_exact_solver_is_rejected():
 
 
 def test_realisation_batch_equals_single_runs():
-    """run_realisations (threads, one discretisation) reproduces single runs seed by seed."""
+    """run_realisations (threads or worker processes, one discretisation) reproduces single runs seed by
+    seed."""
     sc, _ = load_scenario(TRACK, ["simulation.duration_s=6"])
     batch = run_realisations(sc, [0, 3], threads=2)
     for seed in (0, 3):
@@ -158,6 +159,8 @@ def test_realisation_batch_equals_single_runs():
         for name in ("wz_max", "wb_rms_max", "max_wheel_load", "max_floor_acceleration"):
             assert float(batch[name].sel(realisation=seed)) == pytest.approx(float(ds[name]), rel=1e-12)
     assert float(batch.wz_max.sel(realisation=0)) != float(batch.wz_max.sel(realisation=3))
+    procs = run_realisations(sc, [0, 3], processes=2)
+    np.testing.assert_array_equal(procs.wz_max.values, batch.wz_max.values)
 
 
 def test_sweep_job_parameters_apply_to_its_base():

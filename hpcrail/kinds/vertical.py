@@ -96,23 +96,10 @@ def run_vertical(sc: VerticalScenario, progress=None, config_yaml: str | None = 
 register_runner("vertical", run_vertical)
 
 
-def run_realisations(sc: VerticalScenario, seeds, threads: int | None = None, keep_series: bool = False
-                     ) -> xr.Dataset:
-    """Run ``sc`` over one track realisation per seed (``track.irregularity.kind: psd``) with one
-    compiled model and discretisation, on ``threads`` threads (default: all cores).
+def _realisation_results(sc: VerticalScenario, seeds: list, threads: int, keep_series: bool) -> list:
+    """Metrics of every seed (one model and discretisation, ``threads`` threads); list of dicts."""
+    from hpcrail.results.vertical import run_metrics, sampled_outputs
 
-    Returns a dataset with dimension ``realisation`` (the seeds) holding the scalar ride metrics of
-    :data:`hpcrail.results.vertical.VERTICAL_METRICS`, ``status`` and ``wall_time`` per realisation
-    (and ``floor_acceleration`` (realisation, time, floor_point) if ``keep_series``).  Each
-    realisation equals a single run of ``sc`` with ``track.irregularity.seed`` set to its seed.
-
-    Raises ``ValueError`` if the scenario has no PSD irregularity.
-    """
-    from hpcrail.results.vertical import VERTICAL_METRICS, run_metrics, sampled_outputs
-
-    if sc.track.irregularity.kind != "psd":
-        raise ValueError("run_realisations needs track.irregularity.kind: psd")
-    seeds = [int(s) for s in seeds]
     model = build_vertical(sc)
     setup = solver_setup(model, sc.integrator)
 
@@ -133,12 +120,50 @@ def run_realisations(sc: VerticalScenario, seeds, threads: int | None = None, ke
             out["time"] = sol.t
         return out
 
-    threads = threads or os.cpu_count() or 1
-    if threads == 1:
-        results = [one(s) for s in seeds]
+    if threads <= 1:
+        return [one(s) for s in seeds]
+    with cf.ThreadPoolExecutor(threads) as ex:
+        return list(ex.map(one, seeds))
+
+
+def _realisation_chunk(sc_json: str, seeds: list, keep_series: bool) -> list:
+    """Worker-process entry of :func:`run_realisations` (the scenario travels as JSON)."""
+    return _realisation_results(VerticalScenario.model_validate_json(sc_json), seeds, 1, keep_series)
+
+
+def run_realisations(sc: VerticalScenario, seeds, threads: int | None = None, keep_series: bool = False,
+                     processes: int = 0) -> xr.Dataset:
+    """Run ``sc`` over one track realisation per seed (``track.irregularity.kind: psd``) with one
+    compiled model and discretisation.
+
+    ``threads``: threads in this process (default: all cores); the numba kernels release the GIL,
+    the synthesis and the comfort FFTs (about a third of the time) do not.  ``processes`` > 0: that
+    many worker processes instead, each running a contiguous chunk of the seeds (no GIL limit; each
+    worker loads the compiled kernels from the numba cache once).
+
+    Returns a dataset with dimension ``realisation`` (the seeds) holding the scalar ride metrics of
+    :data:`hpcrail.results.vertical.VERTICAL_METRICS`, ``status`` and ``wall_time`` per realisation
+    (and ``floor_acceleration`` (realisation, time, floor_point) if ``keep_series``).  Each
+    realisation equals a single run of ``sc`` with ``track.irregularity.seed`` set to its seed.
+
+    Raises ``ValueError`` if the scenario has no PSD irregularity.
+    """
+    from hpcrail.results.vertical import VERTICAL_METRICS
+
+    if sc.track.irregularity.kind != "psd":
+        raise ValueError("run_realisations needs track.irregularity.kind: psd")
+    seeds = [int(s) for s in seeds]
+    if processes and processes > 0:
+        import multiprocessing as mp
+
+        chunks = [[int(x) for x in c] for c in np.array_split(np.array(seeds, dtype=np.int64), processes) if c.size]
+        with cf.ProcessPoolExecutor(len(chunks), mp_context=mp.get_context("spawn")) as ex:
+            parts = ex.map(_realisation_chunk, [sc.model_dump_json()] * len(chunks), chunks,
+                           [keep_series] * len(chunks))
+            results = [r for part in parts for r in part]
     else:
-        with cf.ThreadPoolExecutor(threads) as ex:
-            results = list(ex.map(one, seeds))
+        results = _realisation_results(sc, seeds, threads or os.cpu_count() or 1, keep_series)
+    model = build_vertical(sc) if keep_series else None
     data = {}
     for name, (units, ln, _d, _f) in VERTICAL_METRICS.items():
         data[name] = ("realisation", np.array([r[name] for r in results]), {"units": units, "long_name": ln})
