@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hpcrail.config import load_scenario  # noqa: E402
-from hpcrail.kinds.vertical import run_realisations, solve, solver_setup  # noqa: E402
+from hpcrail.kinds.vertical import run_realisations, solve  # noqa: E402
 from hpcrail.models.vertical.build import build_vertical  # noqa: E402
-from hpcrail.models.vertical.kernel import vertical_inputs, vertical_rhs  # noqa: E402
+from hpcrail.models.vertical.kernel import vertical_rhs  # noqa: E402
 from hpcrail.results.vertical import sampled_outputs, static_wheel_loads  # noqa: E402
 
 CONFIG = ROOT / "configs/vertical/full_vehicle_track.yaml"
