@@ -232,8 +232,15 @@ def coupler_newton(pz, x, cp, tol, maxit, g, dx):
     geometry at the solution.  ``dx[4]`` is scratch.  Returns the number of iterations, or −1 if
     the iteration failed (singular or non-finite Jacobian, or ``maxit`` iterations without
     convergence); ``x`` is then left at the last iterate.
+
+    A tolerance below the round-off of the positions is raised to 32 ε·(size of the pose); give
+    poses relative to one of the cars (the kernels do) to keep that floor at ~1e-13 m.
     """
     ls = cp[CP_LS]
+    size = max(max(abs(pz[0]), abs(pz[1])), max(abs(pz[5]), abs(pz[6]))) + pz[4] + pz[9] + ls
+    floor = 32.0 * 2.220446049250313e-16 * size
+    if tol < floor:
+        tol = floor
     for it in range(maxit):
         coupler_geometry(pz, x, cp, g)
         if not solve4(g, g, G_G, dx):

@@ -176,13 +176,15 @@ def _load_pose(p, k):
     vz = p.vz
     a = k
     b = k + 1
-    pz[0] = w[a, W_X]
-    pz[1] = w[a, W_Y]
+    # poses relative to car b: the coupler depends on relative positions only, and the Newton
+    # iteration then resolves its coordinates far below the round-off of absolute positions
+    pz[0] = w[a, W_X] - w[b, W_X]
+    pz[1] = w[a, W_Y] - w[b, W_Y]
     pz[2] = w[a, W_C]
     pz[3] = w[a, W_S]
     pz[4] = p.end_len[a]
-    pz[5] = w[b, W_X]
-    pz[6] = w[b, W_Y]
+    pz[5] = 0.0
+    pz[6] = 0.0
     pz[7] = w[b, W_C]
     pz[8] = w[b, W_S]
     pz[9] = p.end_len[b]
@@ -352,12 +354,13 @@ def _inertial_couplers(y, p, rec_cpl, record):
         p.cq[k, 2] = qdb
         p.cq[k, 3] = qab
         # forces on the car subsystems (moments about the car's centre of gravity)
-        _add_force(w, a, -fx, -fy, g[G_QA] - w[a, W_X], g[G_QA + 1] - w[a, W_Y])
-        _add_force(w, a, ms * gax, ms * gay, g[G_BA] - w[a, W_X], g[G_BA + 1] - w[a, W_Y])
-        _add_force(w, a, msh * gax, msh * gay, g[G_BA] + lgax - w[a, W_X], g[G_BA + 1] + lgay - w[a, W_Y])
-        _add_force(w, b, fx, fy, g[G_QB] - w[b, W_X], g[G_QB + 1] - w[b, W_Y])
-        _add_force(w, b, ms * gbx, ms * gby, g[G_BB] - w[b, W_X], g[G_BB + 1] - w[b, W_Y])
-        _add_force(w, b, msh * gbx, msh * gby, g[G_BB] + lgbx - w[b, W_X], g[G_BB + 1] + lgby - w[b, W_Y])
+        pz = p.pz   # positions in g are relative to car b (see _load_pose)
+        _add_force(w, a, -fx, -fy, g[G_QA] - pz[0], g[G_QA + 1] - pz[1])
+        _add_force(w, a, ms * gax, ms * gay, g[G_BA] - pz[0], g[G_BA + 1] - pz[1])
+        _add_force(w, a, msh * gax, msh * gay, g[G_BA] + lgax - pz[0], g[G_BA + 1] + lgay - pz[1])
+        _add_force(w, b, fx, fy, g[G_QB], g[G_QB + 1])
+        _add_force(w, b, ms * gbx, ms * gby, g[G_BB], g[G_BB + 1])
+        _add_force(w, b, msh * gbx, msh * gby, g[G_BB] + lgbx, g[G_BB + 1] + lgby)
         fba = kB * x[0] + cB * xd[0]
         fbb = kB * x[2] + cB * xd[2]
         _record_coupler(p, k, x, xd, fx, fy, fba, fbb, rec_cpl, record)
