@@ -63,6 +63,36 @@ def timed(sc, method, repeats, **kw):
     return statistics.median(walls), sol, model
 
 
+def kernel_run(prob, method, t_out, T, step=0.0, rtol=1e-6, atol=1e-6):
+    """One integration like :func:`hpcrail.integrators.integrate` (one chunk), returning
+    ``(wall, cpu, stats, status)`` of the kernel call alone: ``integrate`` also spends ~1 ms of Python
+    per call (parameter typing, allocations), which would dominate the millisecond runs."""
+    from hpcrail.integrators import registry
+    from hpcrail.integrators.contract import N_STATS, STAT_NAMES, TS_T
+    from hpcrail.integrators.driver import compiled_kernel, make_settings
+
+    info = registry.get(method)
+    kernel, _ = compiled_kernel(info.name, prob.params, (prob.rhs, prob.observe))
+    n = prob.y0.size
+    y = prob.y0.copy()
+    tstate = np.zeros(info.state_size(n))
+    tstate[TS_T] = 0.0
+    Y = np.full((t_out.size, n), np.nan)
+    iout = np.zeros(1, np.int64)
+    acc = prob.acc0.copy()
+    stats = np.zeros(N_STATS, np.int64)
+    settings = make_settings(step=step, rtol=rtol)
+    atol_vec = np.ascontiguousarray(atol * prob.atol_scale)
+    prob.observe(0.0, y, prob.params, acc)
+    c0 = time.thread_time()
+    w0 = time.perf_counter()
+    code = kernel(prob.rhs, prob.observe, prob.params, y, tstate, t_out, Y, iout, float(T), float(T), acc, stats,
+                  settings, atol_vec)
+    w = time.perf_counter() - w0
+    c = time.thread_time() - c0
+    return w, c, dict(zip(STAT_NAMES, stats.tolist())), code
+
+
 def timed_pair(sc_a, kw_a, sc_b, kw_b, method, repeats):
     """Interleaved medians for two scenarios (a, b, a, b, ...) so that the shared machine's load
     affects both alike; the short one is repeated until it adds up to ~0.5 s."""
@@ -72,19 +102,18 @@ def timed_pair(sc_a, kw_a, sc_b, kw_b, method, repeats):
     ta = np.linspace(0.0, T_a, int(round(T_a / 0.01)) + 1)
     tb = np.linspace(0.0, T_b, int(round(T_b / 0.01)) + 1)
     for r in range(repeats):
-        ma, prob = planar_problem(sc_a)
         reps = 1 if r == 0 or not wa else max(1, min(200, int(0.5 / repeats / max(min(wa), 1e-6))))
         for _ in range(reps):
             ma, prob = planar_problem(sc_a)
-            c0 = time.thread_time()
-            sa = integrate(prob, method, ta, T_a, n_chunks=1, **kw_a)
-            ca.append(time.thread_time() - c0)
-            wa.append(sa.wall_time)
+            w, c, sa, code = kernel_run(prob, method, ta, T_a, **kw_a)
+            assert code > 0, (sc_a.name, code)
+            ca.append(c)
+            wa.append(w)
         mb, prob = planar_problem(sc_b)
-        c0 = time.thread_time()
-        sb = integrate(prob, method, tb, T_b, n_chunks=1, **kw_b)
-        cb.append(time.thread_time() - c0)
-        wb.append(sb.wall_time)
+        w, c, sb, code = kernel_run(prob, method, tb, T_b, **kw_b)
+        assert code > 0, (sc_b.name, code)
+        cb.append(c)
+        wb.append(w)
     med = statistics.median
     return (med(wa), sa, ma, med(ca)), (med(wb), sb, mb, med(cb))
 
@@ -120,6 +149,54 @@ def rk4_step(sc, reference_force, repeats):
     raise RuntimeError(f"no stable and accurate RK4 step found for {sc.name}")
 
 
+def ltd_connection_cost(repeats):
+    """ns per vehicle per LTD right-hand side: the 100-vehicle train with noninertial couplers on tangent
+    track (closed form) and in the 400 m curve (Newton-Raphson), against the same train with the
+    hysteretic autocoupler (table law).  In-numba loop, thread CPU time, minimum of ``repeats``."""
+    from numba import njit
+
+    from hpcrail.models.ltd.kernel import ltd_rhs
+    from hpcrail.simulate import ltd_problem
+
+    @njit
+    def loop(y, p, dy, n):
+        acc = 0.0
+        for _ in range(n):
+            y[0] += 1e-9
+            ltd_rhs(0.0, y, p, dy)
+            acc += dy[1]
+        return acc
+
+    out = {}
+    cfg = ROOT / "configs" / "trains" / "noninertial_curve_100.yaml"
+    import json
+
+    import yaml
+
+    auto = yaml.safe_load((ROOT / "configs" / "connections" / "autocoupler_friction_draft_gear.yaml").read_text())
+    variants = {"table law (hysteretic autocoupler)": [f"connection_types.coupler={json.dumps(auto)}"],
+                "noninertial": []}
+    for label, sets in variants.items():
+        sc, _ = load_scenario(cfg, sets)
+        model, _prob = ltd_problem(sc)
+        p = model.params
+        for where, head in (("tangent", 1700.0), ("curve", 2900.0)):
+            y = model.y0.copy()
+            y[0] = head - p.half_len[0]
+            y[1:p.block * p.n_veh:p.block] = 11.0
+            y[p.block:p.block * p.n_veh:p.block] = 0.01          # 10 mm draft in every connection
+            dy = np.zeros_like(y)
+            loop(y, p, dy, 5)
+            n = 2000
+            best = np.inf
+            for _ in range(repeats):
+                c0 = time.thread_time()
+                loop(y, p, dy, n)
+                best = min(best, (time.thread_time() - c0) / n / p.n_veh * 1e9)
+            out[(label, where)] = best
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -144,27 +221,29 @@ def main(argv=None):
                                                             dict(step=res["inertial"]["h4"]), "rk4", repeats)
         for model, (w, so, m, c, w4, so4, c4) in (("noninertial", (wa, sa, ma, ca, wa4, sa4, ca4)),
                                                   ("inertial", (wb, sb, mb, cb, wb4, sb4, cb4))):
-            res[model].update(wall=w, cpu=c, steps=so.stats["steps"], nfev=so.stats["nfev"], status=so.status.name,
-                              wall4=w4, cpu4=c4, steps4=so4.stats["steps"], newton=m.params.ni_stats.copy())
+            res[model].update(wall=w, cpu=c, steps=so["steps"], nfev=so["nfev"],
+                              wall4=w4, cpu4=c4, steps4=so4["steps"], newton=m.params.ni_stats.copy())
             x = res[model]
             print(f"{label:14s} {model:12s} dopri5 {w:8.4f} s {x['steps']:8d} steps | rk4 h = {x['h4']:.3g} s "
                   f"{w4:8.4f} s (|λ|max {x['lam']:.4g} 1/s, force error {100 * x['err4']:.2f} %)", flush=True)
         rows.append((label, res))
-    text = report(rows, repeats)
+    ltd = ltd_connection_cost(max(3, repeats))
+    text = report(rows, repeats, ltd)
     out = ROOT / "benchmarks" / "results" / "couplers.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     print(text)
 
 
-def report(rows, repeats):
+def report(rows, repeats, ltd):
     import numba
 
     lines = ["# Couplers: noninertial vs inertial (paper 002)", "",
              f"Measured {_dt.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} cores, shared: "
              f"timings noisy, ratios of medians of {repeats} interleaved runs of both models in one process; runs of a "
              f"few ms repeated up to ~0.5 s), numba {numba.__version__}. "
-             "Integration only (compilation excluded, one kernel call). Reproduce: `python benchmarks/couplers.py`.",
+             "The integrator kernel call alone (compilation and the Python set-up of `integrate` excluded), wall "
+             "and thread CPU time. Reproduce: `python benchmarks/couplers.py`.",
              "",
              "### Same adaptive explicit method for both models (dopri5, the scenario's rtol/atol)", "",
              "| case | noninertial [s] | steps | inertial [s] | steps | step ratio | cost/step ratio (CPU) | "
@@ -189,7 +268,13 @@ def report(rows, repeats):
                          f"{100 * x['err4']:.2f} % | {sp} | {sc_} |")
     lines += ["", "Newton-Raphson of the noninertial model (dopri5 runs): iterations per solve "
               + ", ".join(f"{label} {r['noninertial']['newton'][0] / max(r['noninertial']['newton'][1], 1):.2f}"
-                          for label, r in rows), ""]
+                          for label, r in rows), "",
+              "### The noninertial coupler as an LTD connection (100 vehicles, `configs/trains/noninertial_curve_100.yaml`)",
+              "", "ns per vehicle per right-hand side (in-numba loop, thread CPU time, best of several):", "",
+              "| connections | train on tangent track | train in the 400 m curve |", "|---|---:|---:|"]
+    for label in sorted({k[0] for k in ltd}, reverse=True):
+        lines.append(f"| {label} | {ltd[(label, 'tangent')]:.1f} | {ltd[(label, 'curve')]:.1f} |")
+    lines.append("")
     return "\n".join(lines)
 
 
