@@ -13,6 +13,7 @@ from typing import Literal, Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hpcrail.config.coupler_parts import DraftGear, Knuckle, Newton, Shank
 from hpcrail.config.errors import ConfigIssue
 
 
@@ -261,7 +262,24 @@ class FrictionDraftGear(Strict):
         return self.static_friction_kN if self.kinetic_friction_kN is None else self.kinetic_friction_kN
 
 
-ConnectionType = HystereticCoupler | RigidBar | LinearConnection | FrictionDraftGear
+class NoninertialConnection(Strict):
+    """Coupler with kinematic degrees of freedom whose inertia is neglected (paper 002, Massa et al.
+    2012): draft gear/EOC slider and shank at each vehicle end, knuckle between the shanks, solved by
+    Newton-Raphson for its quasistatic equilibrium.  In the LTD consist the vehicles follow the track
+    centre line (bogie centres on it) and the curvature between the two vehicle centres comes from the
+    route (see hpcrail.models.couplers.ltd_noninertial).  The coupler's knuckle sits at the vehicle
+    ends: x_P = length/2 − l_0 − l_s − l_r0/2."""
+
+    kind: Literal["noninertial"] = "noninertial"
+    draft_gear: DraftGear = DraftGear()
+    shank: Shank = Shank()
+    knuckle: Knuckle = Knuckle()
+    newton: Newton = Newton()
+    bogie_spacing_ratio: float = Field(0.7, gt=0, lt=1, description="bogie-centre distance / vehicle length "
+                                       "(both vehicles; ASSUMED typical value)")
+
+
+ConnectionType = HystereticCoupler | RigidBar | LinearConnection | FrictionDraftGear | NoninertialConnection
 
 
 # ------------------------------------------------------------------------------------------------
@@ -597,4 +615,15 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s)
+    # noninertial couplers: the bogie centres must lie inside the draft-gear points
+    for name, c in ct.items():
+        if isinstance(c, NoninertialConnection):
+            reach = c.draft_gear.free_length_m + c.shank.length_m + 0.5 * c.knuckle.free_length_m
+            for t in {e.type for e in sc.consist if e.type in vt}:
+                half = 0.5 * vt[t].length_m
+                if half - reach <= c.bogie_spacing_ratio * half:
+                    add(("connection_types", name, "bogie_spacing_ratio"),
+                        f"vehicle type {t!r} ({vt[t].length_m} m) is too short for this coupler: its draft-gear "
+                        f"point would lie inside the bogie centres", c.bogie_spacing_ratio,
+                        f"< {(half - reach) / half:.3f}")
     return issues
