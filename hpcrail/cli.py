@@ -36,7 +36,7 @@ def config_error_exit(exc: ConfigError) -> None:
     err_console.print(f"[bold red]error:[/] {len(exc.issues)} problem{'s' if len(exc.issues) != 1 else ''} "
                       "in the configuration", highlight=False)
     for issue in exc.issues:
-        err_console.print(f"  - {issue}", highlight=False, markup=False)
+        err_console.print(f"  - {issue}", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_CONFIG)
 
 
