@@ -302,7 +302,8 @@ def _resolve_model(cls: Any, node: Any) -> Any:
             cls = typing.get_args(cls)[0]
             continue
         if origin in (typing.Union, _types.UnionType):
-            members = [a for a in typing.get_args(cls) if a is not type(None)]
+            members = [typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a
+                       for a in typing.get_args(cls) if a is not type(None)]
             models = [a for a in members if isinstance(a, type) and issubclass(a, BaseModel)]
             if models:
                 if isinstance(node, dict) and "kind" in node:

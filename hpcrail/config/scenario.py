@@ -8,10 +8,10 @@ Sources: paper 000 (Bosso et al. 2024) eqs (1)-(7) for the LTD model; MODELS.md 
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from hpcrail.config.coupler_parts import DraftGear, Knuckle, Newton, Shank
 from hpcrail.config.errors import ConfigIssue
@@ -279,7 +279,19 @@ class NoninertialConnection(Strict):
                                        "(both vehicles; ASSUMED typical value)")
 
 
-ConnectionType = HystereticCoupler | RigidBar | LinearConnection | FrictionDraftGear | NoninertialConnection
+def _connection_kind(v):
+    if isinstance(v, dict):
+        return v.get("kind", "hysteretic")
+    return getattr(v, "kind", None)
+
+
+#: discriminated on ``kind`` (default ``hysteretic``): an error inside one connection type is reported once,
+#: against that kind, not once per union member
+ConnectionType = Annotated[
+    Union[Annotated[HystereticCoupler, Tag("hysteretic")], Annotated[RigidBar, Tag("rigid_bar")],
+          Annotated[LinearConnection, Tag("linear")], Annotated[FrictionDraftGear, Tag("friction")],
+          Annotated[NoninertialConnection, Tag("noninertial")]],
+    Discriminator(_connection_kind)]
 
 
 # ------------------------------------------------------------------------------------------------
