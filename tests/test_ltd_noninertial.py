@@ -120,7 +120,7 @@ def test_bad_noninertial_connection_is_a_config_error():
         load_scenario(TRAIN, ["connection_types.coupler.bogie_spacing_ratio=0.95",
                               "connection_types.coupler.knuckle.free_length_m=-1"])
     text = str(exc.value)
-    assert "NoninertialConnection.knuckle.free_length_m" in text and "greater than or equal to 0" in text
+    assert "connection_types.coupler.knuckle.free_length_m" in text and "greater than or equal to 0" in text
     with pytest.raises(ConfigError) as exc:
         load_scenario(TRAIN, ["connection_types.coupler.bogie_spacing_ratio=0.95"])
     assert "bogie_spacing_ratio" in str(exc.value) and "too short" in str(exc.value)
