@@ -30,13 +30,18 @@ def sample_times(t0: float, t_end: float, interval: float) -> np.ndarray:
 
 
 def ltd_problem(sc):
-    """(model, Problem) for an LTD scenario."""
+    """(model, Problem) for an LTD scenario (with its Jacobian pattern for the implicit methods)."""
+    from hpcrail.integrators.linalg import JacobianPattern
     from hpcrail.models.ltd.build import build_ltd
+    from hpcrail.models.ltd.jacobian import ltd_jacobian_pattern
     from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
 
     model = build_ltd(sc)
+    n = model.y0.size
+    rows, cols, border = ltd_jacobian_pattern(model.params, n)
+    pattern = JacobianPattern.sparse(n, rows, cols, border=border, ordering="natural")
     prob = Problem(ltd_rhs, ltd_observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0)
+                   acc0=model.acc0, jac_pattern=pattern)
     return model, prob
 
 
