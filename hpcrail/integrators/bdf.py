@@ -217,7 +217,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             if h < min_step:
                 break
             t_new = t + h
-            if t_new > t_final:
+            if t_new >= t_final or t_final - t_new <= 1e-12 * max(1.0, abs(t_final)):
                 t_new = t_final
                 change_D(D, order, (t_new - t) / h, dtmp)
                 n_equal = 0
@@ -306,7 +306,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         if dense_needed(spec, t_new, t_out, iout):
             _bdf_dense(D, order, Q)
         hs = t_new - t
-        th = finish_step(events, observe, params, spec, t, hs, y, ynew, g0, g1, Q, order, t_out, Y_out, iout,
+        th = finish_step(events, observe, params, spec, t, hs, t_new, y, ynew, g0, g1, Q, order, t_out, Y_out, iout,
                          ev_out, acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs

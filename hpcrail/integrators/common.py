@@ -39,6 +39,20 @@ EPS = 2.220446049250313e-16
 
 
 @njit(inline="always", **JIT)
+def step_end(t, h, t_final, fixed):
+    """``(hs, tn)``: the step from t and its end; the last step lands exactly on ``t_final`` (a
+    sample there must not be lost to rounding).  Fixed-step methods also stretch a step that would
+    leave a sliver below 1e-9 h."""
+    tn = t + h
+    lim = 1e-12 * max(1.0, abs(t_final))
+    if fixed:
+        lim = max(lim, 1e-9 * h)
+    if tn >= t_final or t_final - tn <= lim:
+        return t_final - t, t_final
+    return h, tn
+
+
+@njit(inline="always", **JIT)
 def rms_norm(x, scale):
     """sqrt(mean((x/scale)²)) of float64[n] vectors."""
     n = x.size
@@ -305,10 +319,10 @@ def dense_needed(spec, t_end, t_out, iout):
 
 
 @njit(**JIT)
-def finish_step(events, observe, params, spec, t, hs, y, y1, g0, g1, Q, K, t_out, Y_out, iout, ev_out, acc,
+def finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, K, t_out, Y_out, iout, ev_out, acc,
                 stats, ytmp, gtmp, roots):
-    """Accept the step [t, t+hs] whose end state is ``y1``: locate events, write samples, count the
-    step and call ``observe``.  ``Q[0:K+1]`` must hold the dense polynomial whenever
+    """Accept the step [t, tn] (tn = t + hs, exactly ``t_final`` on the last step) whose end state
+    is ``y1``: locate events, write samples, count the step and call ``observe``.  ``Q[0:K+1]`` must hold the dense polynomial whenever
     :func:`dense_needed` said so.
 
     Returns θ of a terminal event (≤ 1; ``y`` then holds the state at the event) or 2.0
@@ -318,10 +332,10 @@ def finish_step(events, observe, params, spec, t, hs, y, y1, g0, g1, Q, K, t_out
     nev = spec[SP_NEV]
     th = 2.0
     if nev > 0:
-        events(t + hs, y1, params, g1)
+        events(tn, y1, params, g1)
         if any_event(spec, g0, g1):
             th = locate_events(events, params, spec, t, hs, Q, K, g0, g1, ev_out, stats, ytmp, gtmp, roots)
-    t_end = t + hs if th > 1.0 else t + th * hs
+    t_end = tn if th > 1.0 else t + th * hs
     if samples_due(t_end, t_out, iout):
         poly_samples(t, hs, Q, K, t_end, t_out, Y_out, iout)
     if th <= 1.0:

@@ -19,7 +19,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, samples_at_t,
+    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, samples_at_t, step_end,
 )
 from hpcrail.integrators.contract import (
     DONE, EVENT_STOP, MAX_STEPS, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL,
@@ -41,13 +41,13 @@ def abm_state_size(n: int, spec=None) -> int:
 
 
 @njit(**JIT)
-def _end_step_hermite(events, observe, params, spec, t, hs, y, f0, y1, f1, g0, g1, Q, t_out, Y_out, iout,
+def _end_step_hermite(events, observe, params, spec, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out, iout,
                       ev_out, acc, stats, ytmp, gtmp, roots):
     """Accept the step [t, t+hs] of a method with cubic Hermite dense output (see
     :func:`~hpcrail.integrators.common.finish_step`); on success ``f0`` takes ``f1``."""
-    if dense_needed(spec, t + hs, t_out, iout):
+    if dense_needed(spec, tn, t_out, iout):
         hermite_coeffs(hs, y, f0, y1, f1, Q)
-    th = finish_step(events, observe, params, spec, t, hs, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+    th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                      acc, stats, ytmp, gtmp, roots)
     if th > 1.0:
         for i in range(y.size):
@@ -114,26 +114,24 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
             status = MAX_STEPS
             break
-        hs = h
-        if t + hs > t_final or t_final - (t + hs) < 1e-9 * h:
-            hs = t_final - t
+        hs, tn = step_end(t, h, t_final, True)
         _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1)
         finite = all_finite(y1)
         if finite:
-            rhs(t + hs, y1, params, f1)
+            rhs(tn, y1, params, f1)
             finite = all_finite(f1)
         stats[ST_NFEV] += 4
         if not finite:
             status = NON_FINITE
             break
-        th = _end_step_hermite(events, observe, params, spec, t, hs, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
+        th = _end_step_hermite(events, observe, params, spec, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
                                iout, ev_out, acc, stats, tmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0
             status = EVENT_STOP
             break
-        t = t + hs
+        t = tn
     tstate[TS_T] = t
     tstate[TS_H] = h
     return status
@@ -192,9 +190,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
         if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
             status = MAX_STEPS
             break
-        hs = h
-        if t + hs > t_final or t_final - (t + hs) < 1e-9 * h:
-            hs = t_final - t
+        hs, tn = step_end(t, h, t_final, True)
         nhist = int(tstate[ih])
         if nhist < 3 or hs != h:
             _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1)
@@ -209,7 +205,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
                     y1[i] = y[i] + h * c24 * (9.0 * f1[i] + 19.0 * f0[i] - 5.0 * fm1[i] + fm2[i])
         finite = all_finite(y1)
         if finite:
-            rhs(t + hs, y1, params, f1)
+            rhs(tn, y1, params, f1)
             finite = all_finite(f1)
         stats[ST_NFEV] += 1
         if not finite:
@@ -220,7 +216,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
             fm3[i] = fm2[i]
             fm2[i] = fm1[i]
             fm1[i] = f0[i]
-        th = _end_step_hermite(events, observe, params, spec, t, hs, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
+        th = _end_step_hermite(events, observe, params, spec, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
                                iout, ev_out, acc, stats, tmp, gtmp, roots)
         tstate[ih] = min(nhist + 1, 3)
         if th <= 1.0:
@@ -228,7 +224,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
             tstate[TS_FVALID] = 0.0
             status = EVENT_STOP
             break
-        t = t + hs
+        t = tn
     tstate[TS_T] = t
     tstate[TS_H] = h
     return status
@@ -328,9 +324,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         if h < max(hmin, 16.0 * 2.220446049250313e-16 * abs(t)):
             status = STEP_UNDERFLOW
             break
-        hs = h
-        if t + hs > t_final:
-            hs = t_final - t
+        hs, tn = step_end(t, h, t_final, False)
         for i in range(n):
             tmp[i] = y[i] + hs * _A21 * f0[i]
         rhs(t + _C2 * hs, tmp, params, k2)
@@ -348,7 +342,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         rhs(t + hs, tmp, params, k6)
         for i in range(n):
             y1[i] = y[i] + hs * (_B1 * f0[i] + _B3 * k3[i] + _B4 * k4[i] + _B5 * k5[i] + _B6 * k6[i])
-        rhs(t + hs, y1, params, k7)
+        rhs(tn, y1, params, k7)
         stats[ST_NFEV] += 6
         err = 0.0
         for i in range(n):
@@ -372,9 +366,9 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 fac = min(10.0, safety * err ** -0.2)
             if rejected_last:
                 fac = min(1.0, fac)
-            if dense_needed(spec, t + hs, t_out, iout):
+            if dense_needed(spec, tn, t_out, iout):
                 _dopri_dense(hs, y, f0, k3, k4, k5, k6, k7, Q)
-            th = finish_step(events, observe, params, spec, t, hs, y, y1, g0, g1, Q, 4, t_out, Y_out, iout,
+            th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 4, t_out, Y_out, iout,
                              ev_out, acc, stats, tmp, gtmp, roots)
             if th <= 1.0:
                 t = t + th * hs
@@ -383,7 +377,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 break
             for i in range(n):
                 f0[i] = k7[i]
-            t = t + hs
+            t = tn
             rejected_last = False
             h = min(hmax, hs * fac)
         else:

@@ -32,7 +32,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, samples_at_t,
+    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, samples_at_t, step_end,
 )
 from hpcrail.integrators.contract import (
     DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
@@ -163,9 +163,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         if h < max(hmin, 16.0 * EPS * abs(t)):
             status = NEWTON_FAILURE if newton_failed else STEP_UNDERFLOW
             break
-        hs = h
-        if t + hs > t_final or (not adaptive and t_final - (t + hs) < 1e-9 * hs):
-            hs = t_final - t
+        hs, tn = step_end(t, h, t_final, not adaptive)
         c = 1.0 / (hs * d)
         # Jacobian and iteration matrix
         if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0:
@@ -244,9 +242,9 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             if 1.0 <= fac < 1.2:
                 fac = 1.0
         # accept
-        if dense_needed(spec, t + hs, t_out, iout):
+        if dense_needed(spec, tn, t_out, iout):
             hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
-        th = finish_step(events, observe, params, spec, t, hs, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+        th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
@@ -255,7 +253,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             break
         for i in range(n):
             K0[i] = Ks[ns - 1, i]
-        t = t + hs
+        t = tn
         sc[_SC_CURJAC] = 0.0
         if iters_max > 2 and sc[_SC_ETA] > 1e-3:
             sc[_SC_RECOMP] = 1.0
@@ -328,16 +326,14 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
         if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
             status = MAX_STEPS
             break
-        hs = h
-        if t + hs > t_final or t_final - (t + hs) < 1e-9 * h:
-            hs = t_final - t
+        hs, tn = step_end(t, h, t_final, True)
         c = 1.0 / hs
         if sc[_SC_LU_C] != c:
             if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
                 status = NEWTON_FAILURE
                 break
             sc[_SC_LU_C] = c
-        rhs(t + hs, y, params, dz)
+        rhs(tn, y, params, dz)
         stats[ST_NFEV] += 1
         solve_state_order(LU, spec, piv, dz, tmp)
         s = 0.0
@@ -347,18 +343,18 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
         if s != 0.0:
             status = NON_FINITE
             break
-        if dense_needed(spec, t + hs, t_out, iout):
+        if dense_needed(spec, tn, t_out, iout):
             for i in range(n):
                 Q[0, i] = y[i]
                 Q[1, i] = dz[i]
-        th = finish_step(events, observe, params, spec, t, hs, y, y1, g0, g1, Q, 1, t_out, Y_out, iout, ev_out,
+        th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 1, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0
             status = EVENT_STOP
             break
-        t = t + hs
+        t = tn
     tstate[TS_T] = t
     tstate[TS_H] = h
     return status

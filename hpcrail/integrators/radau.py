@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.common import EPS, finish_step, initial_step, rms_norm, samples_at_t
+from hpcrail.integrators.common import EPS, finish_step, initial_step, rms_norm, samples_at_t, step_end
 from hpcrail.integrators.contract import (
     DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
     SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
@@ -233,12 +233,11 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         iters = 0
         err_norm = 0.0
         hs = h
+        tn = t + h
         while not accepted:
             if h < min_step:
                 break
-            hs = h
-            if t + hs > t_final:
-                hs = t_final - t
+            hs, tn = step_end(t, h, t_final, False)
             # predictor from the previous collocation polynomial
             if sc[_SC_HAVESOL] != 0.0:
                 for s in range(3):
@@ -330,14 +329,14 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             for m in range(3):
                 Q[m + 1, i] = Z[0, i] * _P[0, m] + Z[1, i] * _P[1, m] + Z[2, i] * _P[2, m]
         t_old = t
-        th = finish_step(events, observe, params, spec, t, hs, y, ynew, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+        th = finish_step(events, observe, params, spec, t, hs, tn, y, ynew, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0
             status = EVENT_STOP
             break
-        t = t + hs
+        t = tn
         for k in range(4):
             for i in range(n):
                 Qp[k, i] = Q[k, i]
