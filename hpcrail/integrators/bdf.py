@@ -29,8 +29,8 @@ from hpcrail.integrators.common import (
     EPS, dense_needed, finish_step, initial_step, rms_norm, samples_at_t,
 )
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
-    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS,
+    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
+    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS,
     STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py
@@ -110,7 +110,7 @@ def _bdf_dense(D, order, Q):
 
 @njit(**JIT)
 def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-        settings, atol, mass, spec, ev_out):
+        settings, atol, rtolv, mass, spec, ev_out):
     """Variable-order BDF / NDF; ``settings[6]`` highest order (1-5), ``settings[7]`` 1 for NDF,
     ``settings[8:10]`` Newton tolerance and iterations (default 4).  See the module docstring."""
     n = y.size
@@ -122,8 +122,10 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     hmin = settings[SET_HMIN]
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
+    max_upd = int(settings[SET_NEWTON_JUPD])
     kappa = np.zeros(MAX_ORDER + 1)
     if ndf:
         for k in range(MAX_ORDER + 1):
@@ -171,7 +173,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             events(t, y, params, g0)
         h0 = settings[SET_STEP]
         if h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtol, atol, 1.0, mass, stats)
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 1.0, mass, stats)
         h0 = min(h0, hmax)
         for i in range(n):
             D[0, i] = y[i]
@@ -210,6 +212,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         accepted = False
         newton_failed = False
         nonfinite = False
+        jac_fresh = False
         iters = 0
         err_norm = 0.0
         t_new = t
@@ -227,7 +230,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                 for k in range(order + 1):
                     acc_i += D[k, i]
                 ypred[i] = acc_i
-                scale[i] = atol[i] + rtol * abs(acc_i)
+                scale[i] = atol[i] + rtolv[i] * abs(acc_i)
             # base such that  (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
             for i in range(n):
                 psi = 0.0
@@ -246,6 +249,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                 sc[_SC_CURJAC] = 1.0
                 sc[_SC_RECOMP] = 0.0
                 sc[_SC_LU_C] = 0.0
+                jac_fresh = True
             if sc[_SC_LU_C] != cc:
                 if not factorise(J, LU, cc, mass, spec, piv, tmp, stats):
                     sc[_SC_LU_C] = 0.0
@@ -258,14 +262,30 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             if code == NEWTON_CONVERGED:
                 for i in range(n):
                     ynew[i] = ypred[i]
-                code, iters, eta = newton_solve(rhs, params, t_new, ynew, base, cc, mass, LU, piv, spec, scale,
-                                                tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, stats)
+                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, mass, J, LU, piv, spec,
+                                                     scale, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals, ytmp, f,
+                                                     max_upd, stats)
                 sc[_SC_ETA] = eta
+                if upd > 0:
+                    sc[_SC_CURJAC] = 1.0
+                    jac_fresh = True
+                    if code == NEWTON_NONFINITE:
+                        sc[_SC_LU_C] = 0.0
             if code != NEWTON_CONVERGED:
                 stats[ST_REJECTED] += 1
-                if sc[_SC_CURJAC] == 0.0:
-                    sc[_SC_RECOMP] = 1.0
+                stats[ST_NFAIL] += 1
+                if not jac_fresh and code != NEWTON_NONFINITE:
+                    # retry with the Jacobian at the iterate where Newton stalled (a kink of a
+                    # non-smooth model may lie between the predictor and the solution)
+                    if spec[SP_HAS_JAC] == 0:
+                        rhs(t_new, ynew, params, f)
+                        stats[ST_NFEV] += 1
+                    evaluate_jacobian(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, stats)
+                    sc[_SC_CURJAC] = 1.0
+                    sc[_SC_LU_C] = 0.0
+                    jac_fresh = True
                     continue
+                jac_fresh = False
                 newton_failed = True
                 nonfinite = code == NEWTON_NONFINITE
                 change_D(D, order, 0.5, dtmp)
@@ -275,7 +295,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             newton_failed = False
             safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
             for i in range(n):
-                scale[i] = atol[i] + rtol * abs(ynew[i])
+                scale[i] = atol[i] + rtolv[i] * abs(ynew[i])
                 dz[i] = error_const[order] * (ynew[i] - ypred[i])
             err_norm = rms_norm(dz, scale)
             if not (err_norm <= 1.0):
@@ -303,10 +323,10 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         for k in range(order, -1, -1):
             for i in range(n):
                 D[k, i] += D[k + 1, i]
-        if dense_needed(spec, t_new, t_out, iout):
+        if dense_needed(spec, obs_dt, t, t_new, t_out, iout):
             _bdf_dense(D, order, Q)
         hs = t_new - t
-        th = finish_step(events, observe, params, spec, t, hs, t_new, y, ynew, g0, g1, Q, order, t_out, Y_out, iout,
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, t_new, y, ynew, g0, g1, Q, order, t_out, Y_out, iout,
                          ev_out, acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs

@@ -265,7 +265,7 @@ def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp
 
 # ---- starting step --------------------------------------------------------------------------
 @njit(**JIT)
-def initial_step(rhs, params, t, y, f0, span, rtol, atol, order, mass, stats):
+def initial_step(rhs, params, t, y, f0, span, rtolv, atol, order, mass, stats):
     """Hairer's starting-step heuristic (HNW I, §II.4) for a method of the given order.
 
     States with zero mass (algebraic components of an index-1 DAE) are left out of the norms.
@@ -278,7 +278,7 @@ def initial_step(rhs, params, t, y, f0, span, rtol, atol, order, mass, stats):
         if mass[i] == 0.0:
             continue
         m += 1
-        sc = atol[i] + rtol * abs(y[i])
+        sc = atol[i] + rtolv[i] * abs(y[i])
         d0 += (y[i] / sc) ** 2
         d1 += (f0[i] / mass[i] / sc) ** 2
     if m == 0:
@@ -300,7 +300,7 @@ def initial_step(rhs, params, t, y, f0, span, rtol, atol, order, mass, stats):
     for i in range(n):
         if mass[i] == 0.0:
             continue
-        sc = atol[i] + rtol * abs(y[i])
+        sc = atol[i] + rtolv[i] * abs(y[i])
         d2 += ((f1[i] - f0[i]) / mass[i] / sc) ** 2
     d2 = math.sqrt(d2 / m) / h0
     if not math.isfinite(d2):
@@ -313,16 +313,19 @@ def initial_step(rhs, params, t, y, f0, span, rtol, atol, order, mass, stats):
 
 
 @njit(**JIT)
-def dense_needed(spec, t_end, t_out, iout):
-    """True if the dense polynomial of a step ending at ``t_end`` will be needed (samples or events)."""
-    return spec[SP_NEV] > 0 or samples_due(t_end, t_out, iout)
+def dense_needed(spec, obs_dt, t, t_end, t_out, iout):
+    """True if the dense polynomial of the step [t, t_end] will be needed (samples, events, or
+    observations inside the step)."""
+    return spec[SP_NEV] > 0 or samples_due(t_end, t_out, iout) or (obs_dt > 0.0 and t_end - t > obs_dt)
 
 
 @njit(**JIT)
-def finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, K, t_out, Y_out, iout, ev_out, acc,
-                stats, ytmp, gtmp, roots):
+def finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, K, t_out, Y_out, iout, ev_out,
+                acc, stats, ytmp, gtmp, roots):
     """Accept the step [t, tn] (tn = t + hs, exactly ``t_final`` on the last step) whose end state
-    is ``y1``: locate events, write samples, count the step and call ``observe``.  ``Q[0:K+1]`` must hold the dense polynomial whenever
+    is ``y1``: locate events, write samples, count the step and call ``observe`` — at the step end
+    and, if ``obs_dt`` > 0, on the dense output at t + k·obs_dt inside the step (so that extremes
+    taken by ``observe`` do not depend on how long the steps are).  ``Q[0:K+1]`` must hold the dense polynomial whenever
     :func:`dense_needed` said so.
 
     Returns θ of a terminal event (≤ 1; ``y`` then holds the state at the event) or 2.0
@@ -338,6 +341,13 @@ def finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, K, t
     t_end = tn if th > 1.0 else t + th * hs
     if samples_due(t_end, t_out, iout):
         poly_samples(t, hs, Q, K, t_end, t_out, Y_out, iout)
+    if obs_dt > 0.0:
+        k = 1
+        while t + k * obs_dt < t_end:
+            to = t + k * obs_dt
+            poly_eval(Q, K, (to - t) / hs, ytmp)
+            observe(to, ytmp, params, acc)
+            k += 1
     if th <= 1.0:
         poly_eval(Q, K, th, y)
     else:

@@ -22,7 +22,7 @@ All four functions have the same numba type, so a method is compiled once per *p
 (:mod:`hpcrail.integrators.driver`) and cached on disk.  Every method is a numba function ::
 
     status = method(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause,
-                    t_final, acc, stats, settings, atol, mass, spec, ev_out)
+                    t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out)
 
 =========  ======================================================================================
 ``y``        state, float64[n], in/out
@@ -38,9 +38,13 @@ All four functions have the same numba type, so a method is compiled once per *p
 ``stats``    int64[8] counters, see ``ST_*``.
 ``settings`` float64[16]: ``[0]`` step (fixed-step methods) or initial step (0 = automatic),
              ``[1]`` hmin, ``[2]`` hmax (0 = unlimited), ``[3]`` max_steps (accepted + rejected,
-             over the whole run), ``[4]`` rtol, ``[5]`` safety factor, ``[6..15]`` method options
-             (``MethodInfo.options`` names them; 0 = the method's default).
+             over the whole run), ``[4]`` rtol, ``[5]`` safety factor, ``[6..10]`` method options
+             (``MethodInfo.options`` names them; the driver fills in their defaults),
+             ``[11]`` observation interval: ``observe`` also runs on the dense output every this
+             many seconds inside long steps (0 = only at step ends).
 ``atol``     absolute tolerance per state, float64[n].
+``rtol``     relative tolerance per state, float64[n]: error weights are atol_i + rtol_i·|y_i|
+             (``settings[4]`` keeps the scalar rtol for the Newton tolerance).
 ``mass``     diagonal of the mass matrix, float64[n] (ones for an ODE).
 ``spec``     int64 description of the Jacobian pattern, its bordered-band layout, the
              finite-difference column groups and the event flags (``linalg.SP_*``).
@@ -71,15 +75,19 @@ MODEL_FAILURE = -5   #: the model flagged an unrecoverable condition
 EVENT_FAILURE = -6   #: event-driven integration: too many events, or events piling up at one instant (chattering)
 
 # ---- indices into the int64[8] statistics array ---------------------------------------------
-ST_STEPS, ST_REJECTED, ST_NFEV, ST_NJEV, ST_NLU, ST_NEWTON, ST_EVENTS = range(7)
+ST_STEPS, ST_REJECTED, ST_NFEV, ST_NJEV, ST_NLU, ST_NEWTON, ST_EVENTS, ST_NFAIL = range(8)
 N_STATS = 8
-STAT_NAMES = ("steps", "rejected", "nfev", "njev", "nlu", "newton_iterations", "events")
+#: ``rejected`` counts every rejected step attempt; ``newton_failures`` those rejected because the
+#: Newton iteration did not converge (the rest failed the error test)
+STAT_NAMES = ("steps", "rejected", "nfev", "njev", "nlu", "newton_iterations", "events", "newton_failures")
 
 # ---- indices into the float64[16] settings array --------------------------------------------
 SET_STEP, SET_HMIN, SET_HMAX, SET_MAX_STEPS, SET_RTOL, SET_SAFETY = range(6)
 SET_OPT0 = 6         #: first method-specific option (see ``MethodInfo.options``)
 SET_NEWTON_TOL = 8   #: implicit methods: Newton tolerance on the scaled norm (0 = default)
 SET_NEWTON_MAXITER = 9  #: implicit methods: maximum Newton iterations per solve (0 = default)
+SET_NEWTON_JUPD = 10  #: implicit methods: Jacobian updates allowed inside one stalled Newton solve
+SET_OBS_DT = 11      #: all methods: also ``observe`` the dense output every this many seconds (0 = step ends)
 N_SETTINGS = 16
 
 # ---- tstate layout common to all methods ----------------------------------------------------
@@ -164,6 +172,8 @@ class Problem:
     t0 : initial time [s].
     atol_scale : float64[n] per-state scale multiplying the user's ``atol`` (states of very
         different magnitude, e.g. coupler deflections [m] and speeds [m/s]).
+    rtol_scale : float64[n] per-state factor on the user's ``rtol`` (e.g. speeds whose
+        *differences* matter, not their relative size); default ones.
     acc0 : float64[n_acc] initial accumulator for ``observe``.
     jac : optional analytic Jacobian ``jac(t, y, params, vals)`` filling the values of
         ``jac_pattern``.
@@ -183,6 +193,7 @@ class Problem:
     jac_pattern: Any = None
     events: Events | None = None
     mass: np.ndarray | None = None
+    rtol_scale: np.ndarray | None = None
 
     def __post_init__(self):
         self.y0 = np.ascontiguousarray(self.y0, dtype=np.float64)
@@ -195,6 +206,10 @@ class Problem:
         self.acc0 = np.ascontiguousarray(self.acc0, dtype=np.float64)
         if self.atol_scale.shape != self.y0.shape:
             raise ValueError(f"atol_scale has shape {self.atol_scale.shape}, y0 has {self.y0.shape}")
+        self.rtol_scale = (np.ones_like(self.y0) if self.rtol_scale is None
+                           else np.ascontiguousarray(self.rtol_scale, dtype=np.float64))
+        if self.rtol_scale.shape != self.y0.shape or np.any(self.rtol_scale < 0):
+            raise ValueError(f"rtol_scale must be non-negative with the shape of y0 {self.y0.shape}")
         if self.mass is not None:
             self.mass = np.ascontiguousarray(self.mass, dtype=np.float64)
             if self.mass.shape != self.y0.shape:

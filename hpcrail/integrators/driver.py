@@ -21,7 +21,7 @@ from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL, SET_SAFETY,
-    SET_STEP, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
+    SET_OBS_DT, SET_STEP, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
 )
 from hpcrail.integrators.linalg import JacobianPattern, analyse, build_spec, trivial_spec
 
@@ -76,7 +76,7 @@ def kernel_argtypes(params) -> tuple:
     i1 = types.int64[::1]
     f2 = types.float64[:, ::1]
     return (fty, fty, fty, fty, numba.typeof(params), f1, f1, f1, f2, i1, types.float64, types.float64, f1, i1,
-            f1, f1, f1, i1, f2)
+            f1, f1, f1, f1, i1, f2)
 
 
 def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]:
@@ -125,7 +125,7 @@ def method_options(info: registry.MethodInfo, options: dict | None) -> tuple:
     if unknown:
         allowed = ", ".join(sorted(info.options)) or "none"
         raise ValueError(f"method {info.name!r} has no option {unknown[0]!r}; allowed: {allowed}")
-    vals = [0.0] * (N_SETTINGS - SET_OPT0)
+    vals = [0.0] * 5
     for name, opt in info.options.items():
         v = float(options.get(name, opt.default))
         if not (opt.low <= v <= opt.high):
@@ -167,7 +167,7 @@ def problem_spec(problem: Problem, info: registry.MethodInfo, jacobian: str = "a
 def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, *,
               step: float = 0.0, rtol: float = 1e-6, atol: float = 1e-6, hmin: float = 0.0,
               hmax: float = 0.0, max_steps: int = 100_000_000, options: dict | None = None,
-              jacobian: str = "auto", extra_settings: tuple | None = None,
+              jacobian: str = "auto", observe_interval: float = 0.0, extra_settings: tuple | None = None,
               progress: Callable[[float, float, dict], None] | None = None,
               n_chunks: int = 200) -> Solution:
     """Integrate ``problem`` from ``problem.t0`` to ``t_final`` [s] with the named method.
@@ -176,13 +176,17 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     ----------
     t_out : float64[k] sample times [s], sorted, within [t0, t_final].
     step : fixed step [s] for fixed-step methods, initial step for adaptive ones (0 = automatic).
-    rtol, atol : tolerances; the absolute tolerance of state i is ``atol * problem.atol_scale[i]``.
+    rtol, atol : tolerances; state i is weighted by ``atol * problem.atol_scale[i] +
+        rtol * problem.rtol_scale[i] * |y_i|``.
         Fixed-step implicit methods use them for the Newton convergence test.
     options : method options by name (``registry.get(method).options``), e.g. ``{"max_order": 2}``.
     jacobian : ``"auto"`` (the model's analytic Jacobian if it has one, else finite differences
         on its pattern), ``"analytic"``, ``"finite_difference"`` (on the pattern) or ``"dense"``
         (finite differences on a dense pattern with a dense LU: the "JAC OFF" case of paper 000).
-    extra_settings : raw values for ``settings[6:]`` (overrides ``options``; for experiments).
+    observe_interval : if > 0, ``observe`` also runs on the dense output every this many seconds
+        inside longer steps [s] (envelopes resolved between the steps of large-step methods; note
+        that the dense output of a stiff method can overshoot at the kinks of a non-smooth model).
+    extra_settings : raw values for ``settings[6:11]`` (overrides ``options``; for experiments).
     progress : called after each chunk as ``progress(t, t_final, stats)``; chunking does not
         change the step sequence (methods never shorten a step to land on a chunk end).
 
@@ -221,8 +225,12 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     iout = np.zeros(1, dtype=np.int64)
     acc = problem.acc0.copy()
     stats = np.zeros(N_STATS, dtype=np.int64)
-    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra)
+    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
+    if observe_interval < 0:
+        raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
+    settings[SET_OBS_DT] = observe_interval
     atol_vec = np.ascontiguousarray(atol * problem.atol_scale)
+    rtol_vec = np.ascontiguousarray(rtol * problem.rtol_scale)
     mass = problem.mass if problem.mass is not None else np.ones(n)
     ev_cap = problem.events.max_records if problem.events is not None else 0
     ev_out = np.full((ev_cap, n + 2), np.nan)
@@ -237,7 +245,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         if tp < tstate[TS_T] and tp < t_final:
             continue
         code = kernel(problem.rhs, jac, evf, problem.observe, problem.params, y, tstate, t_out, Y_out, iout,
-                      float(tp), float(t_final), acc, stats, settings, atol_vec, mass, spec, ev_out)
+                      float(tp), float(t_final), acc, stats, settings, atol_vec, rtol_vec, mass, spec, ev_out)
         if progress is not None:
             progress(float(tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, stats.tolist())))
         if code != RUNNING:
@@ -246,7 +254,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     if code == RUNNING:  # numerically unreachable; defensive
         code = DONE if math.isclose(tstate[TS_T], t_final) else code
     status = Status(code)
-    nrec = min(int(stats[6]), ev_cap)
+    nrec = min(int(stats[ST_EVENTS]), ev_cap)
     return Solution(t=t_out, y=Y_out, status=status, message=status.describe(float(tstate[TS_T])),
                     t_reached=float(tstate[TS_T]), stats=dict(zip(STAT_NAMES, stats.tolist())),
                     acc=acc, wall_time=wall, compile_time=ctime, method=info.name, y_final=y,

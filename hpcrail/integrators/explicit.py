@@ -23,7 +23,7 @@ from hpcrail.integrators.common import (
 )
 from hpcrail.integrators.contract import (
     DONE, EVENT_STOP, MAX_STEPS, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL,
-    SET_SAFETY, SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+    SET_OBS_DT, SET_SAFETY, SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_NEV
 
@@ -41,13 +41,13 @@ def abm_state_size(n: int, spec=None) -> int:
 
 
 @njit(**JIT)
-def _end_step_hermite(events, observe, params, spec, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out, iout,
+def _end_step_hermite(events, observe, params, spec, obs_dt, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out, iout,
                       ev_out, acc, stats, ytmp, gtmp, roots):
     """Accept the step [t, t+hs] of a method with cubic Hermite dense output (see
     :func:`~hpcrail.integrators.common.finish_step`); on success ``f0`` takes ``f1``."""
-    if dense_needed(spec, tn, t_out, iout):
+    if dense_needed(spec, obs_dt, t, tn, t_out, iout):
         hermite_coeffs(hs, y, f0, y1, f1, Q)
-    th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+    th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                      acc, stats, ytmp, gtmp, roots)
     if th > 1.0:
         for i in range(y.size):
@@ -73,7 +73,7 @@ def _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1):
 
 @njit(**JIT)
 def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-        settings, atol, mass, spec, ev_out):
+        settings, atol, rtolv, mass, spec, ev_out):
     """Classical 4th-order Runge-Kutta with fixed step ``settings[0]`` [s].
 
     Dense output: cubic Hermite (4th order) from y, f at both step ends, so samples need not lie on
@@ -84,6 +84,7 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     nev = spec[SP_NEV]
     h = settings[SET_STEP]
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     t = tstate[TS_T]
     f0 = tstate[TS_F0:TS_F0 + n]
     g0 = tstate[TS_F0 + n:TS_F0 + n + nev]
@@ -124,7 +125,7 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         if not finite:
             status = NON_FINITE
             break
-        th = _end_step_hermite(events, observe, params, spec, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
+        th = _end_step_hermite(events, observe, params, spec, obs_dt, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
                                iout, ev_out, acc, stats, tmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
@@ -139,7 +140,7 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
 
 @njit(**JIT)
 def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-         settings, atol, mass, spec, ev_out):
+         settings, atol, rtolv, mass, spec, ev_out):
     """Adams-Bashforth-Moulton 4th order, fixed step ``settings[0]`` [s], PE(CE)^m (paper 004 eq 32).
 
     Predictor (Adams-Bashforth 4): y* = y_n + h/24 (55 f_n − 59 f_{n−1} + 37 f_{n−2} − 9 f_{n−3});
@@ -154,6 +155,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
     h = settings[SET_STEP]
     m_corr = int(settings[SET_OPT0]) if settings[SET_OPT0] > 0.0 else 1
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     t = tstate[TS_T]
     f0 = tstate[TS_F0:TS_F0 + n]
     fm1 = tstate[TS_F0 + n:TS_F0 + 2 * n]
@@ -216,7 +218,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
             fm3[i] = fm2[i]
             fm2[i] = fm1[i]
             fm1[i] = f0[i]
-        th = _end_step_hermite(events, observe, params, spec, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
+        th = _end_step_hermite(events, observe, params, spec, obs_dt, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
                                iout, ev_out, acc, stats, tmp, gtmp, roots)
         tstate[ih] = min(nhist + 1, 3)
         if th <= 1.0:
@@ -268,7 +270,7 @@ def _dopri_dense(hs, y, f0, k3, k4, k5, k6, k7, Q):
 
 @njit(**JIT)
 def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-           settings, atol, mass, spec, ev_out):
+           settings, atol, rtolv, mass, spec, ev_out):
     """Dormand-Prince 5(4) with local extrapolation, FSAL and 4th-order dense output ("ode45").
 
     Step control on the RMS norm of the embedded error scaled by ``atol[i] + rtol*max(|y|, |y_new|)``
@@ -282,6 +284,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     t = tstate[TS_T]
     f0 = tstate[TS_F0:TS_F0 + n]
     g0 = tstate[TS_F0 + n:TS_F0 + n + nev]
@@ -295,7 +298,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     if h <= 0.0:
         h = settings[SET_STEP]
         if h <= 0.0:
-            h = initial_step(rhs, params, t, y, f0, t_final - t, rtol, atol, 5.0, mass, stats)
+            h = initial_step(rhs, params, t, y, f0, t_final - t, rtolv, atol, 5.0, mass, stats)
     h = min(h, hmax)
     k2 = np.empty(n)
     k3 = np.empty(n)
@@ -347,7 +350,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         err = 0.0
         for i in range(n):
             e = hs * (_E1 * f0[i] + _E3 * k3[i] + _E4 * k4[i] + _E5 * k5[i] + _E6 * k6[i] + _E7 * k7[i])
-            sc = atol[i] + rtol * max(abs(y[i]), abs(y1[i]))
+            sc = atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i]))
             err += (e / sc) ** 2
         err = math.sqrt(err / n)
         if not math.isfinite(err):
@@ -366,9 +369,9 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 fac = min(10.0, safety * err ** -0.2)
             if rejected_last:
                 fac = min(1.0, fac)
-            if dense_needed(spec, tn, t_out, iout):
+            if dense_needed(spec, obs_dt, t, tn, t_out, iout):
                 _dopri_dense(hs, y, f0, k3, k4, k5, k6, k7, Q)
-            th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 4, t_out, Y_out, iout,
+            th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 4, t_out, Y_out, iout,
                              ev_out, acc, stats, tmp, gtmp, roots)
             if th <= 1.0:
                 t = t + th * hs

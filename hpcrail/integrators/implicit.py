@@ -35,8 +35,8 @@ from hpcrail.integrators.common import (
     EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, samples_at_t, step_end,
 )
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
-    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS,
+    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
+    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS,
     STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order
@@ -81,7 +81,7 @@ _E_TAB = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0],
 
 @njit(**JIT)
 def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-           settings, atol, mass, spec, ev_out):
+           settings, atol, rtolv, mass, spec, ev_out):
     """Implicit Euler / trapezoidal (fixed step ``settings[0]``) or TR-BDF2 (adaptive), chosen by
     ``settings[6]`` (0, 1, 2); see the module docstring.  Newton options in ``settings[8:10]``."""
     n = y.size
@@ -99,8 +99,10 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 5
+    max_upd = int(settings[SET_NEWTON_JUPD])
     # ---- persistent state
     t = tstate[TS_T]
     K0 = tstate[TS_F0:TS_F0 + n]
@@ -142,7 +144,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         sc[_SC_RECOMP] = 0.0
         h0 = settings[SET_STEP]
         if adaptive and h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtol, atol, 2.0, mass, stats)
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 2.0, mass, stats)
         tstate[TS_H] = min(h0, hmax)
         sc[_SC_HNOM] = settings[SET_STEP]
         tstate[TS_FVALID] = 1.0
@@ -150,6 +152,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     status = RUNNING
     rejected_last = False
     newton_failed = False
+    jac_fresh = False   # the Jacobian was evaluated during the current step attempt
     while True:
         samples_at_t(t, y, t_out, Y_out, iout)
         if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
@@ -175,6 +178,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             sc[_SC_CURJAC] = 1.0
             sc[_SC_RECOMP] = 0.0
             sc[_SC_LU_C] = 0.0
+            jac_fresh = True
         if sc[_SC_LU_C] != c:
             if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
                 sc[_SC_LU_C] = 0.0
@@ -184,11 +188,12 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 continue
             sc[_SC_LU_C] = c
         for i in range(n):
-            scale[i] = atol[i] + rtol * abs(y[i])
+            scale[i] = atol[i] + rtolv[i] * abs(y[i])
         for i in range(n):
             Ks[0, i] = K0[i]
         code = NEWTON_CONVERGED
         iters_max = 0
+        s_fail = 0
         for s in range(1, ns):
             for i in range(n):
                 acc_i = 0.0
@@ -196,19 +201,37 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                     acc_i += A[s, j] * Ks[j, i]
                 base[i] = y[i] + hs * acc_i
                 Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
-            code, iters, eta = newton_solve(rhs, params, t + C[s] * hs, Zs[s], base, c, mass, LU, piv, spec,
-                                            scale, tol, maxit, sc[_SC_ETA], f, dz, tmp, stats)
+            code, iters, eta, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, mass, J, LU,
+                                                 piv, spec, scale, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
+                                                 ytmp, ftmp, max_upd, stats)
             sc[_SC_ETA] = eta
+            if upd > 0:
+                sc[_SC_CURJAC] = 1.0
+                jac_fresh = True
+                if code == NEWTON_NONFINITE:
+                    sc[_SC_LU_C] = 0.0
             iters_max = max(iters_max, iters)
             if code != NEWTON_CONVERGED:
+                s_fail = s
                 break
             for i in range(n):
                 Ks[s, i] = (Zs[s, i] - base[i]) * c
         if code != NEWTON_CONVERGED:
             stats[ST_REJECTED] += 1
-            if sc[_SC_CURJAC] == 0.0:
-                sc[_SC_RECOMP] = 1.0  # retry the same step with a fresh Jacobian
+            stats[ST_NFAIL] += 1
+            if not jac_fresh and code != NEWTON_NONFINITE:
+                # retry once with the Jacobian at the iterate where Newton stalled: a non-smooth
+                # model (coupler slack, friction band) may have crossed a kink within the step
+                ts_ = t + C[s_fail] * hs
+                if spec[SP_HAS_JAC] == 0:
+                    rhs(ts_, Zs[s_fail], params, f)
+                    stats[ST_NFEV] += 1
+                evaluate_jacobian(rhs, jac, params, ts_, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, stats)
+                sc[_SC_CURJAC] = 1.0
+                sc[_SC_LU_C] = 0.0
+                jac_fresh = True
                 continue
+            jac_fresh = False
             newton_failed = True
             if code == NEWTON_NONFINITE and h * 0.5 < max(hmin, 16.0 * EPS * abs(t)):
                 status = NON_FINITE
@@ -226,7 +249,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 dz[i] = hs * e * mass[i] * c
             solve_state_order(LU, spec, piv, dz, tmp)
             for i in range(n):
-                scale[i] = atol[i] + rtol * max(abs(y[i]), abs(y1[i]))
+                scale[i] = atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i]))
             err = rms_norm(dz, scale)
             if not math.isfinite(err):
                 err = 1e10
@@ -242,9 +265,9 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             if 1.0 <= fac < 1.2:
                 fac = 1.0
         # accept
-        if dense_needed(spec, tn, t_out, iout):
+        if dense_needed(spec, obs_dt, t, tn, t_out, iout):
             hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
-        th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
@@ -255,6 +278,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             K0[i] = Ks[ns - 1, i]
         t = tn
         sc[_SC_CURJAC] = 0.0
+        jac_fresh = False
         if iters_max > 2 and sc[_SC_ETA] > 1e-3:
             sc[_SC_RECOMP] = 1.0
         rejected_last = False
@@ -270,7 +294,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
 
 @njit(**JIT)
 def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-                 settings, atol, mass, spec, ev_out):
+                 settings, atol, rtolv, mass, spec, ev_out):
     """State-space implicit-Euler recurrence of paper 001 eq (12), fixed step ``settings[0]``.
 
     With A = ∂f/∂y evaluated **once** at (t0, y0) and factorised once:
@@ -279,6 +303,8 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
     (paper: Ẋ_k = (I − AΔt)⁻¹(A X_{k−1} + B U_k), X_k = X_{k−1} + Δt Ẋ_k), one RHS evaluation and
     one back-substitution per step; for a nonlinear f it is the linearly implicit Euler method
     (a W-method of order 1 for any A).  The last step, shortened to land on ``t_final``, refactorises.
+    ``settings[6]`` = k > 0 re-evaluates A every k steps (k = 1: the linearly implicit, Rosenbrock-
+    Euler method, usable on nonlinear stiff models); 0 (default) keeps the paper's single factorisation.
     Dense output: linear interpolation (first-order method).
     """
     n = y.size
@@ -286,6 +312,8 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
     L = lin_size(spec)
     h = settings[SET_STEP]
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
+    jac_every = int(settings[SET_OPT0])
     t = tstate[TS_T]
     f = tstate[TS_F0:TS_F0 + n]
     og = TS_F0 + n
@@ -328,6 +356,11 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
             break
         hs, tn = step_end(t, h, t_final, True)
         c = 1.0 / hs
+        if jac_every > 0 and stats[ST_STEPS] % jac_every == 0 and stats[ST_STEPS] > 0:
+            rhs(t, y, params, f)
+            stats[ST_NFEV] += 1
+            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+            sc[_SC_LU_C] = 0.0
         if sc[_SC_LU_C] != c:
             if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
                 status = NEWTON_FAILURE
@@ -343,11 +376,11 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
         if s != 0.0:
             status = NON_FINITE
             break
-        if dense_needed(spec, tn, t_out, iout):
+        if dense_needed(spec, obs_dt, t, tn, t_out, iout):
             for i in range(n):
                 Q[0, i] = y[i]
                 Q[1, i] = dz[i]
-        th = finish_step(events, observe, params, spec, t, hs, tn, y, y1, g0, g1, Q, 1, t_out, Y_out, iout, ev_out,
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 1, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs

@@ -365,19 +365,19 @@ def lin_size(spec):
 
 @njit(**JIT)
 def band_lu(a, nc, ml, mu, piv):
-    """In-place band LU with partial pivoting of the core block (``dgbtf2``); returns False when a
-    pivot is exactly zero (singular)."""
+    """In-place band LU with partial pivoting of the core block (``dgbtf2``); the diagonal of U is
+    stored as its reciprocal (solves multiply).  Returns False when a pivot is exactly zero."""
     w = 2 * ml + mu + 1
     kv = ml + mu
     ju = 0
     ok = True
     for j in range(nc):
+        cj = j * w + kv
         km = min(ml, nc - 1 - j)
-        cj = j * w
         p = 0
-        amax = abs(a[cj + kv])
+        amax = abs(a[cj])
         for i in range(1, km + 1):
-            v = abs(a[cj + kv + i])
+            v = abs(a[cj + i])
             if v > amax:
                 amax = v
                 p = i
@@ -385,22 +385,24 @@ def band_lu(a, nc, ml, mu, piv):
         if amax == 0.0:
             ok = False
             continue
-        ju = max(ju, min(j + mu + p, nc - 1))
+        jl = min(j + mu + p, nc - 1)
+        if jl > ju:
+            ju = jl
         if p != 0:
             for c in range(j, ju + 1):
                 d1 = c * w + kv + j - c
                 tmp = a[d1]
                 a[d1] = a[d1 + p]
                 a[d1 + p] = tmp
-        inv = 1.0 / a[cj + kv]
+        inv = 1.0 / a[cj]
+        a[cj] = inv
         for i in range(1, km + 1):
-            a[cj + kv + i] *= inv
+            a[cj + i] *= inv
         for c in range(j + 1, ju + 1):
             base = c * w + kv + j - c
             ajc = a[base]
-            if ajc != 0.0:
-                for i in range(1, km + 1):
-                    a[base + i] -= a[cj + kv + i] * ajc
+            for i in range(1, km + 1):
+                a[base + i] -= a[cj + i] * ajc
     return ok
 
 
@@ -412,20 +414,18 @@ def band_solve(a, nc, ml, mu, piv, x):
     if ml > 0:
         for j in range(nc):
             p = piv[j]
+            xj = x[p]
             if p != j:
-                tmp = x[j]
-                x[j] = x[p]
-                x[p] = tmp
-            xj = x[j]
-            if xj != 0.0:
-                km = min(ml, nc - 1 - j)
-                cj = j * w + kv
-                for i in range(1, km + 1):
-                    x[j + i] -= a[cj + i] * xj
+                x[p] = x[j]
+                x[j] = xj
+            km = min(ml, nc - 1 - j)
+            cj = j * w + kv
+            for i in range(1, km + 1):
+                x[j + i] -= a[cj + i] * xj
     for j in range(nc - 1, -1, -1):
         cj = j * w + kv
-        x[j] /= a[cj]
-        xj = x[j]
+        xj = x[j] * a[cj]
+        x[j] = xj
         lm = min(j, kv)
         for i in range(1, lm + 1):
             x[j - i] -= a[cj - i] * xj
@@ -566,9 +566,20 @@ def form_matrix(J, out, c, mass, spec):
     for k in range(out.size):
         out[k] = -J[k]
     n = spec[SP_N]
+    nc = spec[SP_NC]
+    nb = spec[SP_NB]
+    w = 2 * spec[SP_ML] + spec[SP_MU] + 1
+    kv = spec[SP_ML] + spec[SP_MU]
     po = spec[SP_OFF_PERM]
-    for p in range(n):
-        out[diag_position(spec, p)] += c * mass[spec[po + p]]
+    if spec[SP_PERMUTED] == 0:
+        for p in range(nc):
+            out[p * w + kv] += c * mass[p]
+    else:
+        for p in range(nc):
+            out[p * w + kv] += c * mass[spec[po + p]]
+    od = nc * w + 2 * nb * nc
+    for q in range(nb):
+        out[od + q * nb + q] += c * mass[spec[po + nc + q]]
 
 
 @njit(**JIT)

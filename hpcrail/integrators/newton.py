@@ -64,40 +64,69 @@ def factorise(J, LU, c, mass, spec, piv, tmp, stats):
 
 
 @njit(**JIT)
-def newton_solve(rhs, params, t, z, base, c, mass, LU, piv, spec, scale, tol, maxit, eta, f, dz, tmp, stats):
-    """Simplified Newton for  c·M (z − base) = f(t, z)  (one implicit stage), ``z`` in/out from
-    its predictor.  ``LU`` holds the factors of c·M − J.
+def newton_solve(rhs, jac, params, t, z, base, c, mass, J, LU, piv, spec, scale, tol, maxit, eta, f, dz, tmp, vals,
+                 ytmp, ftmp, max_updates, stats):
+    """Newton for  c·M (z − base) = f(t, z)  (one implicit stage), ``z`` in/out from its predictor.
+    ``LU`` holds the factors of c·M − J.
 
-    Returns ``(code, iterations, eta)``: code ``NEWTON_CONVERGED``, ``NEWTON_SLOW`` or
-    ``NEWTON_NONFINITE``; eta the contraction measure to carry to the next solve.  On exit
-    ``f`` holds f(t, z) at the last evaluated iterate (the converged ``z`` minus the last
-    correction).
+    Simplified Newton (the given factors) while it contracts; when it stalls (θ ≥ 0.99 or
+    predicted not to converge within ``maxit``) and ``max_updates`` > 0, the Jacobian is
+    re-evaluated at the current iterate and refactorised (a semi-smooth Newton step: the right
+    linearisation after the iterate crossed a kink of a piecewise-smooth model such as coupler
+    slack or a friction band), at most ``max_updates`` times, each granting ``maxit`` more
+    iterations.
+
+    Returns ``(code, iterations, eta, updates)``: code ``NEWTON_CONVERGED``, ``NEWTON_SLOW`` or
+    ``NEWTON_NONFINITE``; eta the contraction measure to carry to the next solve; ``updates`` the
+    number of Jacobian updates made (``J``/``LU`` then belong to the last iterate).
     """
     n = z.size
     eta = max(eta, EPS) ** 0.8
     nrm_old = 0.0
-    for k in range(maxit):
+    kk = 0           # iterations since the last (re)factorisation
+    upd = 0
+    it = 0
+    limit = maxit
+    while it < limit:
         rhs(t, z, params, f)
         stats[ST_NFEV] += 1
+        it += 1
         if not all_finite(f):
-            return NEWTON_NONFINITE, k + 1, eta
+            return NEWTON_NONFINITE, it, eta, upd
         for i in range(n):
             dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
         solve_state_order(LU, spec, piv, dz, tmp)
         stats[ST_NEWTON] += 1
         nrm = rms_norm(dz, scale)
         if not math.isfinite(nrm):
-            return NEWTON_NONFINITE, k + 1, eta
-        if k > 0:
+            return NEWTON_NONFINITE, it, eta, upd
+        if kk > 0:
             theta = nrm / nrm_old
-            if theta >= 0.99:
-                return NEWTON_SLOW, k + 1, eta
-            eta = theta / (1.0 - theta)
-            if theta ** (maxit - 1 - k) * eta * nrm > tol:
-                return NEWTON_SLOW, k + 1, eta
+            stalled = theta >= 0.99
+            if not stalled:
+                eta = theta / (1.0 - theta)
+                stalled = theta ** (limit - it) * eta * nrm > tol
+            if stalled:
+                if upd >= max_updates:
+                    return NEWTON_SLOW, it, eta, upd
+                evaluate_jacobian(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, stats)
+                if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
+                    return NEWTON_NONFINITE, it, eta, upd + 1
+                upd += 1
+                limit = it + maxit
+                for i in range(n):
+                    dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
+                solve_state_order(LU, spec, piv, dz, tmp)
+                stats[ST_NEWTON] += 1
+                nrm = rms_norm(dz, scale)
+                if not math.isfinite(nrm):
+                    return NEWTON_NONFINITE, it, eta, upd
+                kk = 0
+                eta = 1.0
         for i in range(n):
             z[i] += dz[i]
-        if nrm == 0.0 or eta * nrm <= tol:
-            return NEWTON_CONVERGED, k + 1, eta
+        if nrm == 0.0 or (kk > 0 and eta * nrm <= tol) or (kk == 0 and upd == 0 and eta * nrm <= tol):
+            return NEWTON_CONVERGED, it, eta, upd
         nrm_old = max(nrm, EPS)
-    return NEWTON_SLOW, maxit, eta
+        kk += 1
+    return NEWTON_SLOW, it, eta, upd

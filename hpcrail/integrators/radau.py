@@ -28,8 +28,8 @@ from numba import njit
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import EPS, finish_step, initial_step, rms_norm, samples_at_t, step_end
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
-    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
+    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
+    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
     TS_F0, TS_FVALID, TS_H, TS_T, ST_STEPS,
 )
 from hpcrail.integrators.linalg import (
@@ -68,10 +68,12 @@ def radau_state_size(n: int, spec) -> int:
 
 
 @njit(**JIT)
-def _collocation(rhs, params, t, y, h, Z, W, F, mass, LUr, pivr, LUc, pivc, spec, scale, tol, maxit, eta,
-                 fr, fc, tmp, ctmp, stats):
-    """Simplified Newton for the collocation system; Z (3 × n) in/out from its predictor.
-    Returns (converged, iterations, eta, nonfinite)."""
+def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pivc, spec, scale, tol, maxit, eta,
+                 fr, fc, tmp, ctmp, vals, ytmp2, ftmp, max_updates, stats):
+    """Simplified Newton for the collocation system; Z (3 × n) in/out from its predictor.  When it
+    stalls, up to ``max_updates`` times, the Jacobian is re-evaluated at the end-stage iterate and
+    both matrices refactorised (see :func:`hpcrail.integrators.newton.newton_solve`).
+    Returns (converged, iterations, eta, nonfinite, updates)."""
     n = y.size
     mr = MU_REAL / h
     mc = MU_COMPLEX / h
@@ -81,7 +83,12 @@ def _collocation(rhs, params, t, y, h, Z, W, F, mass, LUr, pivr, LUc, pivc, spec
     eta = max(eta, EPS) ** 0.8
     nrm_old = 0.0
     ytmp = tmp
-    for k in range(maxit):
+    upd = 0
+    kk = 0
+    it = 0
+    limit = maxit
+    while it < limit:
+        it += 1
         for s in range(3):
             for i in range(n):
                 ytmp[i] = y[i] + Z[s, i]
@@ -92,7 +99,7 @@ def _collocation(rhs, params, t, y, h, Z, W, F, mass, LUr, pivr, LUc, pivc, spec
             for i in range(n):
                 fin += F[s, i] * 0.0
         if fin != 0.0:
-            return False, k + 1, eta, True
+            return False, it, eta, True, upd
         for i in range(n):
             fr[i] = _TI[0, 0] * F[0, i] + _TI[0, 1] * F[1, i] + _TI[0, 2] * F[2, i] - mr * mass[i] * W[0, i]
             fc[i] = (complex(_TI[1, 0] * F[0, i] + _TI[1, 1] * F[1, i] + _TI[1, 2] * F[2, i],
@@ -109,14 +116,30 @@ def _collocation(rhs, params, t, y, h, Z, W, F, mass, LUr, pivr, LUc, pivc, spec
             s2 += a * a + b * b + c * c
         nrm = math.sqrt(s2 / (3 * n))
         if not math.isfinite(nrm):
-            return False, k + 1, eta, True
-        if k > 0:
+            return False, it, eta, True, upd
+        if kk > 0:
             theta = nrm / nrm_old
-            if theta >= 0.99:
-                return False, k + 1, eta, False
-            eta = theta / (1.0 - theta)
-            if theta ** (maxit - 1 - k) * eta * nrm > tol:
-                return False, k + 1, eta, False
+            stalled = theta >= 0.99
+            if not stalled:
+                eta = theta / (1.0 - theta)
+                stalled = theta ** (limit - it) * eta * nrm > tol
+            if stalled:
+                if upd >= max_updates:
+                    return False, it, eta, False, upd
+                # Jacobian at the end-stage iterate (F[2] = f(t+h, y+Z[2])), refactorise, restart
+                for i in range(n):
+                    ytmp2[i] = y[i] + Z[2, i]
+                evaluate_jacobian(rhs, jac, params, t + h, ytmp2, F[2], spec, J, vals, ytmp, ftmp, stats)
+                ok = factorise(J, LUr, mr, mass, spec, pivr, tmp, stats)
+                ok2 = factorise(J, LUc, mc, mass, spec, pivc, ctmp, stats)
+                upd += 1
+                if not (ok and ok2):
+                    return False, it, eta, True, upd
+                limit = it + maxit
+                kk = 0
+                eta = 1.0
+                nrm_old = 0.0
+                continue
         for i in range(n):
             W[0, i] += fr[i]
             W[1, i] += fc[i].real
@@ -124,10 +147,11 @@ def _collocation(rhs, params, t, y, h, Z, W, F, mass, LUr, pivr, LUc, pivc, spec
         for s in range(3):
             for i in range(n):
                 Z[s, i] = _T[s, 0] * W[0, i] + _T[s, 1] * W[1, i] + _T[s, 2] * W[2, i]
-        if nrm == 0.0 or eta * nrm <= tol:
-            return True, k + 1, eta, False
+        if nrm == 0.0 or ((kk > 0 or upd == 0) and eta * nrm <= tol):
+            return True, it, eta, False, upd
         nrm_old = max(nrm, EPS)
-    return False, maxit, eta, False
+        kk += 1
+    return False, it, eta, False, upd
 
 
 @njit(inline="always", **JIT)
@@ -143,7 +167,7 @@ def _predict_factor(h, h_old, err, err_old):
 
 @njit(**JIT)
 def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-           settings, atol, mass, spec, ev_out):
+           settings, atol, rtolv, mass, spec, ev_out):
     """Radau IIA order 5 (see the module docstring); ``settings[8:10]`` Newton tolerance and
     iterations (default 6)."""
     n = y.size
@@ -153,8 +177,10 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     hmin = settings[SET_HMIN]
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 6
+    max_upd = int(settings[SET_NEWTON_JUPD])
     # ---- persistent state
     t = tstate[TS_T]
     f = tstate[TS_F0:TS_F0 + n]
@@ -197,7 +223,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             events(t, y, params, g0)
         h0 = settings[SET_STEP]
         if h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtol, atol, 3.0, mass, stats)
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 3.0, mass, stats)
         tstate[TS_H] = min(h0, hmax)
         for k in range(_N_SCAL):
             sc[k] = 0.0
@@ -230,6 +256,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         accepted = False
         newton_failed = False
         nonfinite = False
+        jac_fresh = False
         iters = 0
         err_norm = 0.0
         hs = h
@@ -253,12 +280,13 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                     for i in range(n):
                         Z[s, i] = 0.0
             for i in range(n):
-                scale[i] = atol[i] + rtol * abs(y[i])
+                scale[i] = atol[i] + rtolv[i] * abs(y[i])
             if sc[_SC_JVALID] == 0.0:
                 evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
                 sc[_SC_JVALID] = 1.0
                 sc[_SC_CURJAC] = 1.0
                 sc[_SC_LU_H] = 0.0
+                jac_fresh = True
             if sc[_SC_LU_H] != hs:
                 ok = factorise(J, LUr, MU_REAL / hs, mass, spec, pivr, tmp, stats)
                 ok2 = factorise(J, LUc, MU_COMPLEX / hs, mass, spec, pivc, ctmp, stats)
@@ -269,16 +297,34 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                     h = 0.5 * hs
                     continue
                 sc[_SC_LU_H] = hs
-            conv, iters, eta, nonf = _collocation(rhs, params, t, y, hs, Z, W, F, mass, LUr, pivr, LUc, pivc, spec,
-                                                  scale, tol, maxit, sc[_SC_ETA], fr, fc, tmp, ctmp, stats)
+            conv, iters, eta, nonf, upd = _collocation(rhs, jac, params, t, y, hs, Z, W, F, mass, J, LUr, pivr, LUc,
+                                                       pivc, spec, scale, tol, maxit, sc[_SC_ETA], fr, fc, tmp, ctmp,
+                                                       vals, ynew, ftmp, max_upd, stats)
             sc[_SC_ETA] = eta
+            if upd > 0:
+                sc[_SC_CURJAC] = 1.0
+                jac_fresh = True
+                if nonf:
+                    sc[_SC_LU_H] = 0.0
             if not conv:
                 stats[ST_REJECTED] += 1
-                if sc[_SC_CURJAC] == 0.0:
-                    evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+                stats[ST_NFAIL] += 1
+                if not jac_fresh and not nonf:
+                    # retry with the Jacobian at the end of the step as the stalled iterate has it
+                    # (a non-smooth model may have crossed a kink within the step)
+                    for i in range(n):
+                        ytmp[i] = y[i] + Z[2, i]
+                    if spec[SP_HAS_JAC] == 0:
+                        rhs(t + hs, ytmp, params, ftmp)
+                        stats[ST_NFEV] += 1
+                        for i in range(n):
+                            err[i] = ftmp[i]
+                    evaluate_jacobian(rhs, jac, params, t + hs, ytmp, err, spec, J, vals, ynew, ftmp, stats)
                     sc[_SC_CURJAC] = 1.0
                     sc[_SC_LU_H] = 0.0
+                    jac_fresh = True
                     continue
+                jac_fresh = False
                 newton_failed = True
                 nonfinite = nonf
                 h = 0.5 * hs
@@ -291,7 +337,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 err[i] = f[i] + mass[i] * ze
             solve_state_order(LUr, spec, pivr, err, tmp)
             for i in range(n):
-                scale[i] = atol[i] + rtol * max(abs(y[i]), abs(ynew[i]))
+                scale[i] = atol[i] + rtolv[i] * max(abs(y[i]), abs(ynew[i]))
             err_norm = rms_norm(err, scale)
             safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
             if rejected and err_norm > 1.0:
@@ -329,7 +375,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             for m in range(3):
                 Q[m + 1, i] = Z[0, i] * _P[0, m] + Z[1, i] * _P[1, m] + Z[2, i] * _P[2, m]
         t_old = t
-        th = finish_step(events, observe, params, spec, t, hs, tn, y, ynew, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, ynew, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs

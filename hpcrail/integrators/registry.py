@@ -83,6 +83,9 @@ def _register_builtin() -> None:
         "newton_tol": Option(2, 0.0, 0.0, 1.0, "Newton convergence tolerance on the scaled norm (0 = "
                              "max(10 u/rtol, min(0.03, sqrt(rtol))))"),
         "newton_maxiter": Option(3, 0.0, 0.0, 50.0, "maximum Newton iterations per solve (0 = method default)"),
+        "jacobian_updates": Option(4, 2.0, 0.0, 10.0, "Jacobian re-evaluations at the current iterate allowed "
+                                   "inside one stalled Newton solve (semi-smooth Newton for non-smooth models; "
+                                   "0 = simplified Newton only)"),
     }
     register(MethodInfo("rk4", rk4, adaptive=False, order=4, state_size=explicit_state_size,
                         description="classical Runge-Kutta, fixed step, Hermite dense output",
@@ -124,6 +127,8 @@ def _register_builtin() -> None:
                             source="Hosea & Shampine 1996 (TR-BDF2); HNW II §IV.6"), aliases=aliases)
     register(MethodInfo("linear_implicit_euler", linear_euler, adaptive=False, order=1,
                         state_size=linear_euler_state_size, implicit=True,
+                        options={"jacobian_every": Option(0, 0.0, 0.0, 1e9, "re-evaluate and refactorise the "
+                                                          "Jacobian every k steps (0 = once, paper 001)")},
                         description="state-space implicit-Euler recurrence: Jacobian factorised once "
                                     "(exact implicit Euler for linear systems)",
                         source="paper 001 eq (12)"),

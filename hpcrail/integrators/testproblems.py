@@ -244,3 +244,36 @@ def chain_exact(t, N, k, c, m, F, y0=None):
     z0[:n] = 0.0 if y0 is None else y0
     z0[n] = 1.0
     return np.array([(expm(Aug * ti) @ z0)[:n] for ti in np.atleast_1d(t)])
+
+
+# ---- failure cases: p = [k] -------------------------------------------------------------------
+@njit(**JIT)
+def blowup_rhs(t, y, p, dydt):
+    """y' = k y²: y(0) = 1 blows up at t = 1/k."""
+    dydt[0] = p.p[0] * y[0] * y[0]
+
+
+@njit(**JIT)
+def blowup_jac(t, y, p, vals):
+    vals[0] = 2.0 * p.p[0] * y[0]
+
+
+def blowup(k: float = 1.0) -> Problem:
+    return Problem(blowup_rhs, null_observe, params(k), np.array([1.0]), jac=blowup_jac,
+                   jac_pattern=JacobianPattern.dense(1), acc0=np.array([0.0, -np.inf]))
+
+
+@njit(**JIT)
+def relay_rhs(t, y, p, dydt):
+    """y' = −k sign(y): reaches 0 at t = y(0)/k, where no implicit step has a solution (the
+    implicit Euler equation y1 + h k sign(y1) = y0 has none for 0 < y0 < h k)."""
+    if y[0] > 0.0:
+        dydt[0] = -p.p[0]
+    elif y[0] < 0.0:
+        dydt[0] = p.p[0]
+    else:
+        dydt[0] = 0.0
+
+
+def relay(k: float = 1.0, y0: float = 1.0) -> Problem:
+    return Problem(relay_rhs, null_observe, params(k), np.array([y0]), acc0=np.array([0.0, -np.inf]))
