@@ -245,7 +245,7 @@ def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp
         bi = -1
         for i in range(nev):
             r = roots[i]
-            if r <= th_term and (r > last or (r == last and i > last_i)) and r < best:
+            if r <= 1.0 and r <= th_term and (r > last or (r == last and i > last_i)) and r < best:
                 best = r
                 bi = i
         if bi < 0:

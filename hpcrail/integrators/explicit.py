@@ -194,7 +194,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
             break
         hs, tn = step_end(t, h, t_final, True)
         nhist = int(tstate[ih])
-        if nhist < 3 or hs != h:
+        if nhist < 3 or abs(hs - h) > 1e-9 * h:
             _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1)
             stats[ST_NFEV] += 3
         else:

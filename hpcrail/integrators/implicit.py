@@ -179,7 +179,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             sc[_SC_RECOMP] = 0.0
             sc[_SC_LU_C] = 0.0
             jac_fresh = True
-        if sc[_SC_LU_C] != c:
+        if abs(sc[_SC_LU_C] - c) > 1e-9 * c:
             if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
                 sc[_SC_LU_C] = 0.0
                 stats[ST_REJECTED] += 1
@@ -361,7 +361,7 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
             stats[ST_NFEV] += 1
             evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
             sc[_SC_LU_C] = 0.0
-        if sc[_SC_LU_C] != c:
+        if abs(sc[_SC_LU_C] - c) > 1e-9 * c:
             if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
                 status = NEWTON_FAILURE
                 break

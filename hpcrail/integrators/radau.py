@@ -400,8 +400,6 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         sc[_SC_HOLD] = hs
         sc[_SC_EOLD] = err_norm
         h = hs * factor
-        if factor != 1.0:
-            sc[_SC_LU_H] = 0.0
     tstate[TS_T] = t
     tstate[TS_H] = h
     return status
