@@ -262,7 +262,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             fac = 5.0 if err == 0.0 else min(5.0, safety * err ** (-1.0 / 3.0))
             if rejected_last:
                 fac = min(1.0, fac)
-            if 1.0 <= fac < 1.2:
+            if fac < 1.2:
                 fac = 1.0
         # accept
         if dense_needed(spec, obs_dt, t, tn, t_out, iout):

@@ -483,12 +483,22 @@ def dense_solve(s, m, piv, x):
         x[i] = acc / s[i * m + i]
 
 
+@njit(inline="always", **JIT)
+def _c_is_zero(a, oc, nb, nc):
+    for k in range(oc, oc + nb * nc):
+        if a[k] != 0.0:
+            return False
+    return True
+
+
 @njit(**JIT)
 def bordered_lu(a, spec, piv, tmp):
     """Factorise a bordered-banded matrix in place (layout in the module docstring).
 
-    ``piv``: int64[n]; ``tmp``: work vector of length ≥ nc with the dtype of ``a``.
-    Returns False if the matrix is singular to working precision.
+    When the border rows do not depend on the core (C = 0: global states driven only by
+    themselves, such as a train's applied notch), the matrix is block triangular: S = D and no
+    A⁻¹B is formed.  ``piv``: int64[n]; ``tmp``: work vector of length ≥ nc with the dtype of
+    ``a``.  Returns False if the matrix is singular to working precision.
     """
     nc = spec[SP_NC]
     nb = spec[SP_NB]
@@ -503,7 +513,7 @@ def bordered_lu(a, spec, piv, tmp):
     ob = nc * w
     oc = ob + nb * nc
     od = oc + nb * nc
-    if nc > 0:
+    if nc > 0 and not _c_is_zero(a, oc, nb, nc):
         # Z = A^-1 B, column by column (B stored transposed: contiguous columns)
         for b in range(nb):
             band_solve(a, nc, ml, mu, piv, a[ob + b * nc:ob + (b + 1) * nc])
@@ -526,13 +536,26 @@ def bordered_solve(a, spec, piv, x):
     ml = spec[SP_ML]
     mu = spec[SP_MU]
     w = 2 * ml + mu + 1
-    if nc > 0:
-        band_solve(a, nc, ml, mu, piv, x[:nc])
     if nb == 0:
+        band_solve(a, nc, ml, mu, piv, x)
         return
     ob = nc * w
     oc = ob + nb * nc
     od = oc + nb * nc
+    if nc == 0:
+        dense_solve(a[od:od + nb * nb], nb, piv[0:nb], x)
+        return
+    if _c_is_zero(a, oc, nb, nc):
+        # block triangular: the border first, then the core with B·x2 moved to the right-hand side
+        dense_solve(a[od:od + nb * nb], nb, piv[nc:nc + nb], x[nc:nc + nb])
+        for b in range(nb):
+            xb = x[nc + b]
+            if xb != 0.0:
+                for c in range(nc):
+                    x[c] -= a[ob + b * nc + c] * xb
+        band_solve(a, nc, ml, mu, piv, x[:nc])
+        return
+    band_solve(a, nc, ml, mu, piv, x[:nc])
     for i in range(nb):
         acc = x[nc + i]
         for c in range(nc):
