@@ -9,10 +9,10 @@ from hpcrail.integrators import testproblems as tp
 H0, V0, G = 10.0, 3.0, 9.81
 T_GROUND = (V0 + np.sqrt(V0 ** 2 + 2 * G * H0)) / G
 T_APEX = V0 / G
-ALL = ["rk4", "abm4", "dopri5", "bdf", "ndf", "radau5", "trbdf2", "implicit_euler", "trapezoidal",
+ALL = ["rk4", "abm4", "dopri5", "bdf", "ndf", "radau5", "trbdf2", "esdirk3", "implicit_euler", "trapezoidal",
        "linear_implicit_euler"]
 # methods whose solution of y'' = −g (a quadratic) is exact, with an exact dense output
-EXACT_ON_QUADRATICS = ["rk4", "abm4", "dopri5", "radau5", "trbdf2", "trapezoidal"]
+EXACT_ON_QUADRATICS = ["rk4", "abm4", "dopri5", "radau5", "trbdf2", "esdirk3", "trapezoidal"]
 
 
 def kwargs(method, h=0.05):

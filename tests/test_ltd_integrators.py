@@ -111,6 +111,7 @@ TIGHT = [
     ("ndf", 400, dict(rtol=1e-7)),
     ("radau5", 400, dict(rtol=1e-7)),
     ("trbdf2", 400, dict(rtol=1e-6)),
+    ("esdirk3", 400, dict(rtol=1e-6)),
     ("trapezoidal", 400, dict(step=0.002)),
     ("implicit_euler", 100, dict(step=0.0005)),
     ("linear_implicit_euler", 100, dict(step=0.0005, options={"jacobian_every": 5})),

@@ -436,7 +436,7 @@ class AirBrake(Strict):
 
 
 class Integrator(Strict):
-    """Integrator settings; ``method`` is any registered name or alias (``hpcrail info`` lists them:
+    """Integrator settings; ``method`` is any registered name or alias (``hpcrail integrators`` lists them:
     rk4, abm4, dopri5/ode45, bdf, ndf/ode15s, radau5/radau, trbdf2/ode23tb, implicit_euler,
     trapezoidal, linear_implicit_euler), so a sweep can vary it like any other field."""
 
@@ -451,7 +451,7 @@ class Integrator(Strict):
         "auto", description="implicit methods: the model's analytic Jacobian (auto, analytic), finite differences "
         "on its sparsity pattern, or finite differences with a dense LU (the 'JAC OFF' case of paper 000)")
     options: dict[str, float] = Field({}, description="method options by name, e.g. {max_order: 2} for bdf/ndf, "
-                                      "{corrector_iterations: 2} for abm4 (hpcrail info --integrators lists them)")
+                                      "{corrector_iterations: 2} for abm4 (`hpcrail integrators` lists them)")
 
     @field_validator("method")
     @classmethod
@@ -470,9 +470,10 @@ class Integrator(Strict):
         info = registry.get(self.method)
         if not info.adaptive and self.step_s is None:
             raise ValueError(f"method {self.method!r} has a fixed step: set integrator.step_s")
+        settable = {k for k, o in info.options.items() if not o.internal}
         for name, value in self.options.items():
-            if name not in info.options:
-                allowed = ", ".join(sorted(info.options)) or "none"
+            if name not in settable:
+                allowed = ", ".join(sorted(settable)) or "none"
                 raise ValueError(f"integrator.options.{name}: method {self.method!r} has no option {name!r}; "
                                  f"allowed: {allowed}")
             opt = info.options[name]

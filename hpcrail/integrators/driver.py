@@ -121,9 +121,10 @@ def method_options(info: registry.MethodInfo, options: dict | None) -> tuple:
     Raises ``ValueError`` naming the method, the option and the allowed names for an unknown one.
     """
     options = dict(options or {})
-    unknown = sorted(set(options) - set(info.options))
+    settable = {k for k, o in info.options.items() if not o.internal}
+    unknown = sorted(set(options) - settable)
     if unknown:
-        allowed = ", ".join(sorted(info.options)) or "none"
+        allowed = ", ".join(sorted(settable)) or "none"
         raise ValueError(f"method {info.name!r} has no option {unknown[0]!r}; allowed: {allowed}")
     vals = [0.0] * 5
     for name, opt in info.options.items():

@@ -16,6 +16,9 @@ stiffly accurate: y_{n+1} = z_s.  One iteration matrix M/(hd) − J serves every
   c = (0, γ, 1), a = [[0], [d, d], [w, w, d]]; order 2, L-stable; embedded 3rd-order weights
   b̂ = ((1−w)/3, (3w+1)/3, d/3); the error estimate h Σ (b̂_i − b_i) K_i is filtered by
   (M − hdJ)⁻¹M (Hosea & Shampine §3) and the step follows safety·err^(−1/3).
+* ESDIRK3(2) (Kværnø 2004, the "Kvaerno3" of diffrax): γ = 0.4358665215, c = (0, 2γ, 1, 1),
+  4 stages, order 3, L-stable, stiffly accurate; the third stage is the embedded order-2
+  solution; error filtered as for TR-BDF2, step ∝ err^(−1/3).
 
 Dense output: cubic Hermite from (y_n, K_1) and (y_{n+1}, K_s).  Fixed-step methods halve the
 step locally when Newton fails with a fresh Jacobian and return to the nominal step afterwards.
@@ -67,23 +70,34 @@ _SQ2 = math.sqrt(2.0)
 _GAM = 2.0 - _SQ2
 _D_TRB = _GAM / 2.0
 _W_TRB = _SQ2 / 4.0
-# tableaux: rows of A (stage 0 explicit), c, diagonal d, error weights b_hat - b
+# Kværnø's ESDIRK 3(2): 4 stages, stiffly accurate, L-stable, embedded order 2 (the third stage)
+_GK = 0.43586652150845899942
+_K31 = (-4.0 * _GK ** 2 + 6.0 * _GK - 1.0) / (4.0 * _GK)
+_K32 = (-2.0 * _GK + 1.0) / (4.0 * _GK)
+_K41 = (6.0 * _GK - 1.0) / (12.0 * _GK)
+_K42 = -1.0 / ((24.0 * _GK - 12.0) * _GK)
+_K43 = (-6.0 * _GK ** 2 + 6.0 * _GK - 1.0) / (6.0 * _GK - 3.0)
+# tableaux: rows of A (stage 0 explicit), c, number of stages, error weights b_hat - b
 _A_TAB = np.array([
-    [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]],                          # implicit Euler
-    [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 0.0]],                          # trapezoidal
-    [[0.0, 0.0, 0.0], [_D_TRB, _D_TRB, 0.0], [_W_TRB, _W_TRB, _D_TRB]],         # TR-BDF2
+    [[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0] * 4, [0.0] * 4],                       # implicit Euler
+    [[0.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.0] * 4, [0.0] * 4],                       # trapezoidal
+    [[0.0] * 4, [_D_TRB, _D_TRB, 0.0, 0.0], [_W_TRB, _W_TRB, _D_TRB, 0.0], [0.0] * 4],        # TR-BDF2
+    [[0.0] * 4, [_GK, _GK, 0.0, 0.0], [_K31, _K32, _GK, 0.0], [_K41, _K42, _K43, _GK]],       # ESDIRK3(2)
 ])
-_C_TAB = np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, _GAM, 1.0]])
-_S_TAB = np.array([2, 2, 3])
-_E_TAB = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0],
-                   [(1.0 - _W_TRB) / 3.0 - _W_TRB, (3.0 * _W_TRB + 1.0) / 3.0 - _W_TRB, _D_TRB / 3.0 - _D_TRB]])
+_C_TAB = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, _GAM, 1.0, 0.0], [0.0, 2.0 * _GK, 1.0, 1.0]])
+_S_TAB = np.array([2, 2, 3, 4])
+_P_TAB = np.array([1.0, 2.0, 2.0, 2.0])   # order of the embedded solution (step control exponent 1/(p+1))
+_E_TAB = np.array([[0.0] * 4, [0.0] * 4,
+                   [(1.0 - _W_TRB) / 3.0 - _W_TRB, (3.0 * _W_TRB + 1.0) / 3.0 - _W_TRB, _D_TRB / 3.0 - _D_TRB, 0.0],
+                   [_K31 - _K41, _K32 - _K42, _GK - _K43, -_GK]])
 
 
 @njit(**JIT)
 def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
            settings, atol, rtolv, mass, spec, ev_out):
-    """Implicit Euler / trapezoidal (fixed step ``settings[0]``) or TR-BDF2 (adaptive), chosen by
-    ``settings[6]`` (0, 1, 2); see the module docstring.  Newton options in ``settings[8:10]``."""
+    """Implicit Euler / trapezoidal (fixed step ``settings[0]``), TR-BDF2 or ESDIRK3(2) (adaptive),
+    chosen by ``settings[6]`` (0, 1, 2, 3); see the module docstring.  Newton options in
+    ``settings[8:11]``."""
     n = y.size
     nev = spec[SP_NEV]
     L = lin_size(spec)
@@ -93,7 +107,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     E = _E_TAB[scheme]
     ns = _S_TAB[scheme]
     d = A[ns - 1, ns - 1]
-    adaptive = scheme == 2
+    adaptive = scheme >= 2
+    expo = -1.0 / (_P_TAB[scheme] + 1.0)
     rtol = settings[SET_RTOL]
     hmin = settings[SET_HMIN]
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
@@ -124,8 +139,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     dz = np.empty(n)
     base = np.empty(n)
     scale = np.empty(n)
-    Ks = np.empty((3, n))
-    Zs = np.empty((3, n))
+    Ks = np.empty((4, n))
+    Zs = np.empty((4, n))
     Q = np.empty((4, n))
     g1 = np.empty(nev)
     gtmp = np.empty(nev)
@@ -255,11 +270,11 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 err = 1e10
             if err > 1.0:
                 stats[ST_REJECTED] += 1
-                h = hs * max(0.2, safety * err ** (-1.0 / 3.0))
+                h = hs * max(0.2, safety * err ** expo)
                 rejected_last = True
                 newton_failed = False
                 continue
-            fac = 5.0 if err == 0.0 else min(5.0, safety * err ** (-1.0 / 3.0))
+            fac = 5.0 if err == 0.0 else min(5.0, safety * err ** expo)
             if rejected_last:
                 fac = min(1.0, fac)
             if fac < 1.2:

@@ -87,19 +87,22 @@ def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pi
     kk = 0
     it = 0
     limit = maxit
+    fresh_f = True
     while it < limit:
-        it += 1
-        for s in range(3):
-            for i in range(n):
-                ytmp[i] = y[i] + Z[s, i]
-            rhs(t + _C[s] * h, ytmp, params, F[s])
-        stats[ST_NFEV] += 3
-        fin = 0.0
-        for s in range(3):
-            for i in range(n):
-                fin += F[s, i] * 0.0
-        if fin != 0.0:
-            return False, it, eta, True, upd
+        if fresh_f:
+            it += 1
+            for s in range(3):
+                for i in range(n):
+                    ytmp[i] = y[i] + Z[s, i]
+                rhs(t + _C[s] * h, ytmp, params, F[s])
+            stats[ST_NFEV] += 3
+            fin = 0.0
+            for s in range(3):
+                for i in range(n):
+                    fin += F[s, i] * 0.0
+            if fin != 0.0:
+                return False, it, eta, True, upd
+        fresh_f = True
         for i in range(n):
             fr[i] = _TI[0, 0] * F[0, i] + _TI[0, 1] * F[1, i] + _TI[0, 2] * F[2, i] - mr * mass[i] * W[0, i]
             fc[i] = (complex(_TI[1, 0] * F[0, i] + _TI[1, 1] * F[1, i] + _TI[1, 2] * F[2, i],
@@ -139,6 +142,7 @@ def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pi
                 kk = 0
                 eta = 1.0
                 nrm_old = 0.0
+                fresh_f = False   # same iterate: redo the correction with the new matrices
                 continue
         for i in range(n):
             W[0, i] += fr[i]

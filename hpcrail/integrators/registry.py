@@ -21,6 +21,7 @@ class Option:
     low: float
     high: float
     description: str
+    internal: bool = False   #: fixed by the method's name (one kernel, several methods): not settable
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,28 +104,29 @@ def _register_builtin() -> None:
     bdf_opts = dict(newton)
     bdf_opts["max_order"] = Option(0, 5.0, 1.0, 5.0, "highest order used (1-5)")
     ndf_opts = dict(bdf_opts)
-    bdf_opts["ndf"] = Option(1, 0.0, 0.0, 1.0, "1: numerical differentiation formulas (NDF, ode15s)")
-    ndf_opts["ndf"] = Option(1, 1.0, 0.0, 1.0, "1: numerical differentiation formulas (NDF, ode15s)")
+    bdf_opts["ndf"] = Option(1, 0.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
+    ndf_opts["ndf"] = Option(1, 1.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
     register(MethodInfo("bdf", bdf, adaptive=True, order=5, state_size=bdf_state_size, implicit=True,
                         description="variable-order (1-5) variable-step BDF, quasi-constant step, Newton on "
                                     "the sparse Jacobian; index-1 DAEs with a diagonal mass matrix",
-                        options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; paper 000"),
-             aliases=("vode", "dassl"))
+                        options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; paper 000"))
     register(MethodInfo("ndf", bdf, adaptive=True, order=5, state_size=bdf_state_size, implicit=True,
                         description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
                         options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); papers 000, 004"),
              aliases=("ode15s",))
-    sch = {"scheme": Option(0, 0.0, 0.0, 2.0, "0 implicit Euler, 1 trapezoidal, 2 TR-BDF2")}
-    for name, scheme, adaptive, order, desc, aliases in (
-            ("implicit_euler", 0, False, 1, "implicit (backward) Euler, fixed step, Newton", ("backward_euler",)),
+    for name, scheme, adaptive, order, desc, aliases, src in (
+            ("implicit_euler", 0, False, 1, "implicit (backward) Euler, fixed step, Newton", ("backward_euler",),
+             "HNW II §IV.3; paper 001"),
             ("trapezoidal", 1, False, 2, "trapezoidal rule (Crank-Nicolson), fixed step, Newton",
-             ("trapezoid", "crank_nicolson")),
-            ("trbdf2", 2, True, 2, "TR-BDF2 (L-stable ESDIRK), adaptive, embedded error estimate", ("ode23tb",))):
+             ("trapezoid", "crank_nicolson"), "HNW II §IV.3"),
+            ("trbdf2", 2, True, 2, "TR-BDF2 (L-stable ESDIRK), adaptive, embedded error estimate", ("ode23tb",),
+             "Hosea & Shampine 1996 (MATLAB ode23tb)"),
+            ("esdirk3", 3, True, 3, "ESDIRK 3(2), 4 stages, L-stable, stiffly accurate, adaptive", ("kvaerno3",),
+             "Kværnø, BIT 44 (2004) 489-502")):
         opts = dict(newton)
-        opts["scheme"] = dataclasses.replace(sch["scheme"], default=float(scheme))
+        opts["scheme"] = Option(0, float(scheme), 0.0, 3.0, "ESDIRK tableau", internal=True)
         register(MethodInfo(name, esdirk, adaptive=adaptive, order=order, state_size=esdirk_state_size,
-                            implicit=True, description=desc, options=opts,
-                            source="Hosea & Shampine 1996 (TR-BDF2); HNW II §IV.6"), aliases=aliases)
+                            implicit=True, description=desc, options=opts, source=src), aliases=aliases)
     register(MethodInfo("linear_implicit_euler", linear_euler, adaptive=False, order=1,
                         state_size=linear_euler_state_size, implicit=True,
                         options={"jacobian_every": Option(0, 0.0, 0.0, 1e9, "re-evaluate and refactorise the "

@@ -277,3 +277,34 @@ def relay_rhs(t, y, p, dydt):
 
 def relay(k: float = 1.0, y0: float = 1.0) -> Problem:
     return Problem(relay_rhs, null_observe, params(k), np.array([y0]), acc0=np.array([0.0, -np.inf]))
+
+
+# ---- the linear chain with its states in a random order: p = [N, k, c, m, F, perm...] ---------
+@njit(**JIT)
+def scrambled_chain_rhs(t, y, p, dydt):
+    """:func:`chain_rhs` on states stored in the order ``perm`` (state q holds chain state perm[q]):
+    not banded in its own order — the generic sparse path (reverse Cuthill-McKee) must find the band."""
+    n = y.size
+    ychain = np.empty(n)
+    fchain = np.empty(n)
+    for q in range(n):
+        ychain[int(p.p[5 + q])] = y[q]
+    chain_rhs(t, ychain, p, fchain)
+    for q in range(n):
+        dydt[q] = fchain[int(p.p[5 + q])]
+
+
+def scrambled_chain(N: int = 20, seed: int = 0, k: float = 1e6, c: float = 1e5, m: float = 1e3, F: float = 1e4):
+    """(problem, perm): the chain with a random state order and its sparsity pattern (no Jacobian
+    function: finite differences over column groups)."""
+    rng = np.random.default_rng(seed)
+    n = 2 * N
+    perm = rng.permutation(n)
+    A, _ = chain_matrix(N, k, c, m, F)
+    inv = np.empty(n, np.int64)
+    inv[perm] = np.arange(n)
+    r, cidx = np.nonzero(A + np.eye(n))
+    pattern = JacobianPattern.sparse(n, inv[r], inv[cidx], ordering="auto")
+    prob = Problem(scrambled_chain_rhs, null_observe, params(N, k, c, m, F, *perm), np.zeros(n),
+                   jac_pattern=pattern, acc0=np.array([0.0, -np.inf]))
+    return prob, perm
