@@ -50,7 +50,7 @@ from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_NB, SP_NC
 
 _N_SCAL = 8
 # scalar slots of the implicit one-step methods
-_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HNOM, _SC_JVALID = range(6)
+_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HNOM, _SC_JVALID, _SC_TPREV, _SC_HPREV = range(8)
 
 
 def _lsize(spec) -> int:
@@ -58,8 +58,8 @@ def _lsize(spec) -> int:
 
 
 def esdirk_state_size(n: int, spec) -> int:
-    """t, h, init, K (n), events, scalars, J, LU, pivots."""
-    return 3 + n + int(spec[SP_NEV]) + _N_SCAL + 2 * _lsize(spec) + n
+    """t, h, init, K (n), events, scalars, J, LU, pivots, previous step's dense polynomial (4n)."""
+    return 3 + n + int(spec[SP_NEV]) + _N_SCAL + 2 * _lsize(spec) + 5 * n
 
 
 def linear_euler_state_size(n: int, spec) -> int:
@@ -129,6 +129,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     J = tstate[oj:oj + L]
     LU = tstate[oj + L:oj + 2 * L]
     piv = tstate[oj + 2 * L:oj + 2 * L + n].view(np.int64)
+    oq = oj + 2 * L + n
+    Qp = tstate[oq:oq + 4 * n].reshape((4, n))
     # ---- work
     nnz = spec[SP_NNZ]
     vals = np.empty(max(nnz, 1))
@@ -157,6 +159,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         sc[_SC_JVALID] = 0.0
         sc[_SC_ETA] = 1.0
         sc[_SC_RECOMP] = 0.0
+        sc[_SC_HPREV] = 0.0
         h0 = settings[SET_STEP]
         if adaptive and h0 <= 0.0:
             h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 2.0, mass, stats)
@@ -215,7 +218,14 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 for j in range(s):
                     acc_i += A[s, j] * Ks[j, i]
                 base[i] = y[i] + hs * acc_i
-                Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
+            if sc[_SC_HPREV] > 0.0:
+                # predictor: the previous step's interpolant extrapolated to the stage time
+                th_p = (t + C[s] * hs - sc[_SC_TPREV]) / sc[_SC_HPREV]
+                for i in range(n):
+                    Zs[s, i] = ((Qp[3, i] * th_p + Qp[2, i]) * th_p + Qp[1, i]) * th_p + Qp[0, i]
+            else:
+                for i in range(n):
+                    Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
             code, iters, eta, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, mass, J, LU,
                                                  piv, spec, scale, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
                                                  ytmp, ftmp, max_upd, stats)
@@ -279,9 +289,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 fac = min(1.0, fac)
             if fac < 1.2:
                 fac = 1.0
-        # accept
-        if dense_needed(spec, obs_dt, t, tn, t_out, iout):
-            hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
+        # accept (the interpolant also predicts the next step's stages)
+        hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
         th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
                          acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
@@ -291,6 +300,11 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             break
         for i in range(n):
             K0[i] = Ks[ns - 1, i]
+        for k in range(4):
+            for i in range(n):
+                Qp[k, i] = Q[k, i]
+        sc[_SC_TPREV] = t
+        sc[_SC_HPREV] = hs
         t = tn
         sc[_SC_CURJAC] = 0.0
         jac_fresh = False
