@@ -28,14 +28,15 @@ All four functions have the same numba type, so a method is compiled once per *p
 ``y``        state, float64[n], in/out
 ``tstate``   solver state float64[m] (``m = MethodInfo.state_size(n, spec)``): ``[0]`` t,
              ``[1]`` next step size, ``[2]`` 1.0 once the method is initialised (``tstate[3:3+n]``
-             holds f(t, y)); further entries are method specific (history, Jacobian, LU factors).
+             holds f(t, y), or y' for the ESDIRK methods); further entries are method specific
+             (history, event values, Jacobian, LU factors, the previous step's interpolant).
              Carrying it between calls lets a run be cut into chunks (progress, checkpoints)
              without changing the step sequence: methods never shorten a step to land on
              ``t_pause``, only on ``t_final``.
 ``t_out``    sorted sample times float64[k]; ``Y_out`` float64[k, n] receives the state at each
              sample, by the method's dense output; ``iout`` int64[1] is the next sample to write.
 ``acc``      accumulator for ``observe`` (float64[n_acc]).
-``stats``    int64[8] counters, see ``ST_*``.
+``stats``    int64[8] counters, see ``ST_*`` / ``STAT_NAMES``.
 ``settings`` float64[16]: ``[0]`` step (fixed-step methods) or initial step (0 = automatic),
              ``[1]`` hmin, ``[2]`` hmax (0 = unlimited), ``[3]`` max_steps (accepted + rejected,
              over the whole run), ``[4]`` rtol, ``[5]`` safety factor, ``[6..10]`` method options
