@@ -67,6 +67,7 @@ SP_OFF_GPTR = 17    #: offset of the group pointer [ngroups+1] into SP_OFF_GCOL
 SP_OFF_GCOL = 18    #: offset of the columns of each group
 SP_OFF_EVDIR = 19   #: offset of the event directions (-1, 0, +1) [nev]
 SP_OFF_EVTERM = 20  #: offset of the event terminal flags [nev]
+SP_PERM_FROM = 21   #: first internal index whose state is not the same index (n if none)
 SP_HEADER = 24
 
 
@@ -335,6 +336,8 @@ def build_spec(layout: LinearLayout, pattern: JacobianPattern, has_jac: bool, ma
     head[SP_ML], head[SP_MU], head[SP_NB], head[SP_NC] = layout.ml, layout.mu, layout.nb, layout.nc
     head[SP_NGROUPS], head[SP_NEV], head[SP_MASS] = layout.ngroups, nev, int(not mass_identity)
     head[SP_PERMUTED] = int(not np.array_equal(layout.perm, np.arange(n)))
+    moved = np.flatnonzero(layout.perm != np.arange(n))
+    head[SP_PERM_FROM] = int(moved[0]) if moved.size else n
     off = SP_HEADER
     for slot, arr in zip((SP_OFF_PERM, SP_OFF_IPERM, SP_OFF_DEST, SP_OFF_ROWS, SP_OFF_CPTR, SP_OFF_CVAL,
                           SP_OFF_GPTR, SP_OFF_GCOL, SP_OFF_EVDIR, SP_OFF_EVTERM), parts):
@@ -612,11 +615,17 @@ def solve_state_order(a, spec, piv, x, tmp):
     if spec[SP_PERMUTED] == 0:
         bordered_solve(a, spec, piv, x)
         return
+    # the states before SP_PERM_FROM keep their index: only the tail is permuted (in place)
     po = spec[SP_OFF_PERM]
-    for p in range(n):
+    p0 = spec[SP_PERM_FROM]
+    for p in range(p0, n):
         tmp[p] = x[spec[po + p]]
-    bordered_solve(a, spec, piv, tmp)
-    for p in range(n):
+    for p in range(p0, n):
+        x[p] = tmp[p]
+    bordered_solve(a, spec, piv, x)
+    for p in range(p0, n):
+        tmp[p] = x[p]
+    for p in range(p0, n):
         x[spec[po + p]] = tmp[p]
 
 
