@@ -48,7 +48,8 @@ def ltd_problem(sc):
 def integrator_kwargs(it) -> dict:
     """Keyword arguments of :func:`hpcrail.integrators.integrate` from an ``integrator:`` block."""
     return dict(step=it.step_s or 0.0, rtol=it.rtol, atol=it.atol, hmin=it.min_step_s,
-                hmax=it.max_step_s or 0.0, max_steps=it.max_steps, options=dict(it.options), jacobian=it.jacobian)
+                hmax=it.max_step_s or 0.0, max_steps=it.max_steps, options=dict(getattr(it, "options", None) or {}),
+                jacobian=getattr(it, "jacobian", "auto"))
 
 
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
