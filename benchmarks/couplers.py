@@ -69,25 +69,30 @@ def kernel_run(prob, method, t_out, T, step=0.0, rtol=1e-6, atol=1e-6):
     per call (parameter typing, allocations), which would dominate the millisecond runs."""
     from hpcrail.integrators import registry
     from hpcrail.integrators.contract import N_STATS, STAT_NAMES, TS_T
-    from hpcrail.integrators.driver import compiled_kernel, make_settings
+    from hpcrail.integrators.driver import compiled_kernel, make_settings, method_options, no_function, problem_spec
 
     info = registry.get(method)
-    kernel, _ = compiled_kernel(info.name, prob.params, (prob.rhs, prob.observe))
+    kernel, _ = compiled_kernel(info.name, prob.params, (prob.rhs, prob.observe, prob.jac))
+    spec, _ = problem_spec(prob, info)
     n = prob.y0.size
     y = prob.y0.copy()
-    tstate = np.zeros(info.state_size(n))
+    tstate = np.zeros(info.state_size(n, spec))
     tstate[TS_T] = 0.0
     Y = np.full((t_out.size, n), np.nan)
     iout = np.zeros(1, np.int64)
     acc = prob.acc0.copy()
     stats = np.zeros(N_STATS, np.int64)
-    settings = make_settings(step=step, rtol=rtol)
+    settings = make_settings(step=step, rtol=rtol, extra=method_options(info, None))
     atol_vec = np.ascontiguousarray(atol * prob.atol_scale)
+    rtol_vec = np.ascontiguousarray(rtol * prob.rtol_scale)
+    mass = prob.mass if prob.mass is not None else np.ones(n)
+    ev_out = np.zeros((0, n + 2))
     prob.observe(0.0, y, prob.params, acc)
     c0 = time.thread_time()
     w0 = time.perf_counter()
-    code = kernel(prob.rhs, prob.observe, prob.params, y, tstate, t_out, Y, iout, float(T), float(T), acc, stats,
-                  settings, atol_vec)
+    code = kernel(prob.rhs, prob.jac if prob.jac is not None else no_function, no_function, prob.observe,
+                  prob.params, y, tstate, t_out, Y, iout, float(T), float(T), acc, stats, settings, atol_vec,
+                  rtol_vec, mass, spec, ev_out)
     w = time.perf_counter() - w0
     c = time.thread_time() - c0
     return w, c, dict(zip(STAT_NAMES, stats.tolist())), code

@@ -30,20 +30,26 @@ def sample_times(t0: float, t_end: float, interval: float) -> np.ndarray:
 
 
 def ltd_problem(sc):
-    """(model, Problem) for an LTD scenario."""
+    """(model, Problem) for an LTD scenario (with its Jacobian pattern for the implicit methods)."""
+    from hpcrail.integrators.linalg import JacobianPattern
     from hpcrail.models.ltd.build import build_ltd
+    from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jacobian_pattern, ltd_rtol_scale
     from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
 
     model = build_ltd(sc)
+    n = model.y0.size
+    rows, cols, border = ltd_jacobian_pattern(model.params, n)
+    pattern = JacobianPattern.sparse(n, rows, cols, border=border, ordering="natural")
     prob = Problem(ltd_rhs, ltd_observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0)
+                   acc0=model.acc0, jac=ltd_jac, jac_pattern=pattern, rtol_scale=ltd_rtol_scale(model.params, n))
     return model, prob
 
 
 def integrator_kwargs(it) -> dict:
     """Keyword arguments of :func:`hpcrail.integrators.integrate` from an ``integrator:`` block."""
     return dict(step=it.step_s or 0.0, rtol=it.rtol, atol=it.atol, hmin=it.min_step_s,
-                hmax=it.max_step_s or 0.0, max_steps=it.max_steps)
+                hmax=it.max_step_s or 0.0, max_steps=it.max_steps, options=dict(getattr(it, "options", None) or {}),
+                jacobian=getattr(it, "jacobian", "auto"))
 
 
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:

@@ -436,7 +436,9 @@ class AirBrake(Strict):
 
 
 class Integrator(Strict):
-    """Integrator settings; ``method`` is any registered name (``hpcrail info`` lists them)."""
+    """Integrator settings; ``method`` is any registered name or alias (``hpcrail integrators`` lists them:
+    rk4, abm4, dopri5/ode45, bdf, ndf/ode15s, radau5/radau, trbdf2/ode23tb, implicit_euler,
+    trapezoidal, linear_implicit_euler), so a sweep can vary it like any other field."""
 
     method: str = "rk4"
     step_s: Optional[float] = Field(None, gt=0, description="fixed step (fixed-step methods) or initial step")
@@ -445,6 +447,11 @@ class Integrator(Strict):
     max_steps: int = Field(200_000_000, ge=1)
     max_step_s: Optional[float] = Field(None, gt=0)
     min_step_s: float = Field(0.0, ge=0)
+    jacobian: Literal["auto", "analytic", "finite_difference", "dense"] = Field(
+        "auto", description="implicit methods: the model's analytic Jacobian (auto, analytic), finite differences "
+        "on its sparsity pattern, or finite differences with a dense LU (the 'JAC OFF' case of paper 000)")
+    options: dict[str, float] = Field({}, description="method options by name, e.g. {max_order: 2} for bdf/ndf, "
+                                      "{corrector_iterations: 2} for abm4 (`hpcrail integrators` lists them)")
 
     @field_validator("method")
     @classmethod
@@ -460,8 +467,22 @@ class Integrator(Strict):
     def _step(self):
         from hpcrail.integrators import registry
 
-        if not registry.get(self.method).adaptive and self.step_s is None:
+        info = registry.get(self.method)
+        if not info.adaptive and self.step_s is None:
             raise ValueError(f"method {self.method!r} has a fixed step: set integrator.step_s")
+        settable = {k for k, o in info.options.items() if not o.internal}
+        for name, value in self.options.items():
+            if name not in settable:
+                allowed = ", ".join(sorted(settable)) or "none"
+                raise ValueError(f"integrator.options.{name}: method {self.method!r} has no option {name!r}; "
+                                 f"allowed: {allowed}")
+            opt = info.options[name]
+            if not opt.low <= value <= opt.high:
+                raise ValueError(f"integrator.options.{name} = {value} is outside [{opt.low:g}, {opt.high:g}] "
+                                 f"({opt.description})")
+        if self.jacobian != "auto" and not info.implicit:
+            raise ValueError(f"integrator.jacobian = {self.jacobian!r} needs an implicit method; {self.method!r} is "
+                             "explicit (use jacobian: auto)")
         return self
 
 

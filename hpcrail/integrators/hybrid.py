@@ -26,10 +26,13 @@ accumulator are rolled back to t_n before each trial, so nothing from beyond the
 
 Kernel signature (numba), an extension of :mod:`hpcrail.integrators.contract`::
 
-    status = hybrid(method, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, iout,
-                    t_pause, t_final, acc, stats, settings, atol, hsettings, hstate)
+    status = hybrid(method, rhs, jac, nofn, observe, guard, jump, params, y, tstate, t_out, Y_out,
+                    iout, t_pause, t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out,
+                    hsettings, hstate)
 
-``method`` is any registered method kernel (passed as a first-class function); ``hsettings``
+``method`` is any registered method kernel (passed as a first-class function) and ``jac``,
+``atol``..``ev_out`` are passed through to it unchanged (``nofn`` is the contract's placeholder
+events function: the guard functions are located here, not by the method); ``hsettings``
 float64[8]: ``[0]`` event time tolerance [s], ``[1]`` event-function tolerance, ``[2]`` maximum
 number of events, ``[3]`` maximum number of consecutive events closer than ``[4]`` seconds
 (chattering / Zeno detection), ``[5]`` the number of event functions, ``[6]`` the re-arming decrease
@@ -52,10 +55,11 @@ from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, N_STATS, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T,
-    Solution, Status,
+    Problem, Solution, Status,
 )
 from hpcrail.integrators.driver import (
-    _kernel_for, compiled_kernel, kernel_argtypes, make_settings, model_function_type,
+    _kernel_for, compiled_kernel, kernel_argtypes, make_settings, method_options, model_function_type, no_function,
+    problem_spec,
 )
 
 HS_TOL_T, HS_TOL_G, HS_MAX_EVENTS, HS_MAX_BURST, HS_BURST_DT, HS_N_FUNCTIONS, HS_REARM = range(7)
@@ -85,8 +89,8 @@ def _thresholds(g_a, rearm, thr):
 
 
 @numba.njit(**JIT)
-def hybrid(method, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, iout, t_pause, t_final,
-           acc, stats, settings, atol, hsettings, hstate):
+def hybrid(method, rhs, jac, nofn, observe, guard, jump, params, y, tstate, t_out, Y_out, iout, t_pause, t_final,
+           acc, stats, settings, atol, rtol, mass, spec, ev_out, hsettings, hstate):
     """Event-driven integration with ``method`` between events; see the module docstring.
 
     Returns ``DONE``, ``RUNNING`` (reached ``t_pause``) or a failure code of the contract
@@ -138,8 +142,8 @@ def hybrid(method, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, i
             acc_n[i] = acc[i]
         iout_n = iout[0]
         t_n = t
-        code = method(rhs, observe, params, y, tstate, t_out, Y_out, iout, np.nextafter(t, math.inf), t_final,
-                      acc, stats, settings, atol)
+        code = method(rhs, jac, nofn, observe, params, y, tstate, t_out, Y_out, iout, np.nextafter(t, math.inf),
+                      t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out)
         if code != RUNNING and code != DONE:
             status = code
             break
@@ -206,7 +210,8 @@ def hybrid(method, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, i
             for i in range(acc.size):
                 acc[i] = acc_n[i]
             iout[0] = iout_n
-            code = method(rhs, observe, params, y, tstate, t_out, Y_out, iout, c, c, acc, stats, settings, atol)
+            code = method(rhs, jac, nofn, observe, params, y, tstate, t_out, Y_out, iout, c, c, acc, stats, settings,
+                          atol, rtol, mass, spec, ev_out)
             hstate[H_TRIALS] += 1.0
             if code != RUNNING and code != DONE:
                 failed = code
@@ -290,9 +295,10 @@ def hybrid_argtypes(params) -> tuple:
     method_ty = types.FunctionType(types.int64(*kt))
     fty = model_function_type(params)
     f1 = types.float64[::1]
-    return (method_ty, fty, fty, fty, jump_function_type(params), numba.typeof(params), f1, f1, f1,
-            types.float64[:, ::1], types.int64[::1], types.float64, types.float64, f1, types.int64[::1], f1, f1,
-            f1, f1)
+    i1 = types.int64[::1]
+    f2 = types.float64[:, ::1]
+    return (method_ty, fty, fty, fty, fty, fty, jump_function_type(params), numba.typeof(params), f1, f1, f1,
+            f2, i1, types.float64, types.float64, f1, i1, f1, f1, f1, f1, i1, f2, f1, f1)
 
 
 _COMPILED: dict = {}
@@ -338,7 +344,8 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
                      event_g_tolerance: float = 1e-12, event_rearm: float = 1e-9,
                      max_events: int = 1_000_000, max_burst: int = 1000,
                      burst_dt: float | None = None, progress: Callable | None = None,
-                     n_chunks: int = 200) -> Solution:
+                     n_chunks: int = 200, jac: Callable | None = None, jac_pattern=None,
+                     rtol_scale=None, options: dict | None = None, jacobian: str = "auto") -> Solution:
     """Event-driven integration of a piecewise-smooth problem from ``t0`` to ``t_final`` [s].
 
     Parameters
@@ -350,6 +357,8 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
         −tol ≤ G ≤ 0; event_rearm : decrease that fires a function which starts a step at g ≤ 0.
         max_events : total limit; max_burst : limit on consecutive events closer
         than ``burst_dt`` (default: the event tolerance × 10) — chattering gives ``EVENT_FAILURE``.
+    jac, jac_pattern, rtol_scale, options, jacobian : as for :class:`~hpcrail.integrators.Problem`
+        and :func:`~hpcrail.integrators.integrate` (implicit methods between events).
 
     Returns a :class:`~hpcrail.integrators.contract.Solution` (``stats['events']`` counts the
     events); failures are reported in ``status``, never raised.
@@ -369,19 +378,25 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     n = y.size
     atol_scale = np.ones(n) if atol_scale is None else np.asarray(atol_scale, float)
     acc = np.zeros(1) if acc0 is None else np.ascontiguousarray(acc0, dtype=np.float64).copy()
-    _entry, ctime = compiled_kernel(info.name, params, (rhs, observe, guard))
+    prob = Problem(rhs, observe, params, y, t0=t0, atol_scale=atol_scale, acc0=acc, jac=jac,
+                   jac_pattern=jac_pattern, rtol_scale=rtol_scale)
+    spec, _ = problem_spec(prob, info, jacobian)
+    _entry, ctime = compiled_kernel(info.name, params, (rhs, observe, guard, jac))
     kernel = _kernel_for(info, params)     # the method's dispatcher private to this parameter type
     jsig = jump_function_type(params).signature
     if jsig.args not in jump.overloads:
         jump.compile(jsig.args)
     hyb, ctime2 = compiled_hybrid(params)
-    tstate = np.zeros(info.state_size(n))
+    tstate = np.zeros(info.state_size(n, spec))
     tstate[TS_T] = t0
     Y_out = np.full((t_out.size, n), np.nan)
     iout = np.zeros(1, dtype=np.int64)
     stats = np.zeros(N_STATS, dtype=np.int64)
-    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol)
-    atol_vec = np.ascontiguousarray(atol * atol_scale)
+    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol,
+                             extra=method_options(info, options))
+    atol_vec = np.ascontiguousarray(atol * prob.atol_scale)
+    rtol_vec = np.ascontiguousarray(rtol * prob.rtol_scale)
+    ev_out = np.zeros((0, n + 2))
     hsettings = np.zeros(N_HSETTINGS)
     hsettings[HS_TOL_T] = event_tolerance
     hsettings[HS_TOL_G] = event_g_tolerance
@@ -397,8 +412,9 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     for tp in pauses:
         if tp < tstate[TS_T] and tp < t_final:
             continue
-        code = hyb(kernel, rhs, observe, guard, jump, params, y, tstate, t_out, Y_out, iout, float(tp),
-                   float(t_final), acc, stats, settings, atol_vec, hsettings, hstate)
+        code = hyb(kernel, rhs, jac if jac is not None else no_function, no_function, observe, guard, jump, params,
+                   y, tstate, t_out, Y_out, iout, float(tp), float(t_final), acc, stats, settings, atol_vec, rtol_vec,
+                   np.ones(n), spec, ev_out, hsettings, hstate)
         if progress is not None:
             progress(float(tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, stats.tolist())))
         if code != RUNNING:

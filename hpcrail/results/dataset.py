@@ -114,6 +114,9 @@ RUN_SCALARS = {
     "nsteps": ("1", "accepted integrator steps"),
     "nrejected": ("1", "rejected integrator steps"),
     "nfev": ("1", "right-hand-side evaluations"),
+    "njev": ("1", "Jacobian evaluations (implicit methods)"),
+    "nlu": ("1", "LU factorisations of the Newton iteration matrix (implicit methods)"),
+    "newton_iterations": ("1", "Newton iterations (implicit methods)"),
     "t_reached": ("s", "last time reached by the integrator"),
 }
 

@@ -134,7 +134,8 @@ def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str |
                    f"not converge at t = {ni_stats[NS_T_FAIL]:.6g} s")
     run = {"status": status, "message": message, "wall_time": sol.wall_time,
            "compile_time": sol.compile_time, "nsteps": stats["steps"], "nrejected": stats["rejected"],
-           "nfev": stats["nfev"], "t_reached": sol.t_reached}
+           "nfev": stats["nfev"], "njev": stats["njev"], "nlu": stats["nlu"],
+           "newton_iterations": stats["newton_iterations"], "t_reached": sol.t_reached}
     for name, val in run.items():
         units, long_name = RUN_SCALARS[name]
         ds[name] = scalar(val, units, long_name)
