@@ -17,7 +17,7 @@ from hpcrail.integrators import Problem, integrate
 from hpcrail.integrators.batch import BatchItem, check_item, integrate_batch
 
 _RUNNERS: dict[str, Callable] = {}
-_BATCHED: dict[str, tuple[Callable, Callable]] = {}
+_BATCHED: dict[str, tuple[Callable, Callable, Callable | None]] = {}
 
 
 def register_runner(kind: str, fn: Callable) -> None:
@@ -35,26 +35,37 @@ def sample_times(t0: float, t_end: float, interval: float) -> np.ndarray:
 
 
 def ltd_problem(sc):
-    """(model, Problem) for an LTD scenario."""
+    """(model, Problem) for an LTD scenario (with its Jacobian pattern for the implicit methods)."""
+    from hpcrail.integrators.linalg import JacobianPattern
     from hpcrail.models.ltd.build import build_ltd
+    from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jacobian_pattern, ltd_rtol_scale
     from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
 
     model = build_ltd(sc)
+    n = model.y0.size
+    rows, cols, border = ltd_jacobian_pattern(model.params, n)
+    pattern = JacobianPattern.sparse(n, rows, cols, border=border, ordering="natural")
     prob = Problem(ltd_rhs, ltd_observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0)
+                   acc0=model.acc0, jac=ltd_jac, jac_pattern=pattern, rtol_scale=ltd_rtol_scale(model.params, n))
     return model, prob
 
 
 def integrator_kwargs(it) -> dict:
     """Keyword arguments of :func:`hpcrail.integrators.integrate` from an ``integrator:`` block."""
     return dict(step=it.step_s or 0.0, rtol=it.rtol, atol=it.atol, hmin=it.min_step_s,
-                hmax=it.max_step_s or 0.0, max_steps=it.max_steps)
+                hmax=it.max_step_s or 0.0, max_steps=it.max_steps, options=dict(getattr(it, "options", None) or {}),
+                jacobian=getattr(it, "jacobian", "auto"))
 
 
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
     """Simulate an LTD scenario and return its result dataset."""
+    from hpcrail.models.friction.build import has_friction
     from hpcrail.results.ltd import ltd_dataset
 
+    if has_friction(sc):  # dry-friction draft gears (paper 003): event-driven or regularised
+        from hpcrail.simulate_friction import run_friction
+
+        return run_friction(sc, progress=progress, config_yaml=config_yaml)
     model, prob = ltd_problem(sc)
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
@@ -80,13 +91,21 @@ def ltd_finish(sc, model, sol, attrs: bool = True) -> xr.Dataset:
 register_runner("ltd", run_ltd)
 
 
-def register_batched(kind: str, prepare: Callable, finish: Callable) -> None:
+def register_batched(kind: str, prepare: Callable, finish: Callable, eligible: Callable | None = None) -> None:
     """Batched runner of scenario kind ``kind``: ``prepare(sc, t_out=None) -> (state, BatchItem)``
-    and ``finish(sc, state, solution, attrs=True) -> xr.Dataset`` (the run dataset)."""
-    _BATCHED[kind] = (prepare, finish)
+    and ``finish(sc, state, solution, attrs=True) -> xr.Dataset`` (the run dataset).  ``eligible(sc)``
+    (optional) says whether a scenario of this kind fits the batch kernel; the others run one by
+    one through :func:`run_scenario` (e.g. event-driven dry-friction draft gears)."""
+    _BATCHED[kind] = (prepare, finish, eligible)
 
 
-register_batched("ltd", ltd_prepare, ltd_finish)
+def _ltd_batchable(sc) -> bool:
+    from hpcrail.models.friction.build import has_friction
+
+    return not has_friction(sc)
+
+
+register_batched("ltd", ltd_prepare, ltd_finish, _ltd_batchable)
 
 
 def run_batch(scenarios: list, t_outs: list | None = None, *, mode: str = "prange", threads: int = 1,
@@ -106,8 +125,9 @@ def run_batch(scenarios: list, t_outs: list | None = None, *, mode: str = "prang
     for i, sc in enumerate(scenarios):
         kind = getattr(sc, "model", "ltd")
         try:
-            if kind in _BATCHED:
-                prepare, finish = _BATCHED[kind]
+            batched = _BATCHED.get(kind)
+            if batched is not None and (batched[2] is None or batched[2](sc)):
+                prepare, finish, _eligible = batched
                 state, item = prepare(sc, t_outs[i])
                 check_item(item)
                 prepared.append((i, finish, state, item))

@@ -79,8 +79,10 @@ def test_metrics_do_not_depend_on_output_sampling(configs_dir_module, method, ex
     for name in METRICS:
         assert float(runs[0][name]) == float(runs[1][name]), name
     np.testing.assert_array_equal(runs[0].coupler_max_draft_force.values, runs[1].coupler_max_draft_force.values)
-    # the sampled series cannot see every peak; the every-step envelope bounds them
-    assert (runs[0].coupler_force.max("time") <= runs[0].coupler_max_draft_force + 1e-6).all()
+    # the sampled series cannot see every peak; the every-step envelope bounds them (up to the dense
+    # output's interpolation error between step ends, ~1e-8 relative here)
+    env = runs[0].coupler_max_draft_force
+    assert (runs[0].coupler_force.max("time") <= env * (1 + 1e-6) + 1e-6).all()
 
 
 def test_cli_run_writes_store_and_refuses_overwrite(tmp_path, configs_dir_module):

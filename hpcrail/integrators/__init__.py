@@ -2,8 +2,11 @@
 
 >>> from hpcrail.integrators import integrate, Problem
 """
-from hpcrail.integrators.contract import Problem, Solution, Status
+from hpcrail.integrators import registry
+from hpcrail.integrators.contract import Events, Problem, Solution, Status
 from hpcrail.integrators.driver import integrate
+from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.integrators.registry import get, method_names
 
-__all__ = ["Problem", "Solution", "Status", "integrate", "get", "method_names"]
+__all__ = ["Events", "JacobianPattern", "Problem", "Solution", "Status", "integrate", "get", "method_names",
+           "registry"]

@@ -39,9 +39,12 @@ from numba.typed import List
 from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
-    DONE, N_STATS, RUNNING, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
+    DONE, N_STATS, N_SETTINGS, RUNNING, SET_OBS_DT, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
 )
-from hpcrail.integrators.driver import _kernel_for, compiled_kernel, kernel_argtypes, make_settings, model_function_type
+from hpcrail.integrators.driver import (
+    _kernel_for, compiled_kernel, kernel_argtypes, make_settings, method_options, model_function_type, no_function,
+    problem_spec,
+)
 
 #: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: wall times are NaN
 _MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
@@ -69,14 +72,16 @@ def _monotonic_ns(typingctx):
 
 
 @njit(parallel=True, **JIT)
-def _batch_prange(method, rhs, observe, params, ys, tstates, t_outs, Y_outs, iouts, t_final, accs, stats,
-                  settings, atols, status, wall):
+def _batch_prange(method, rhs, jac, events, observe, params, ys, tstates, t_outs, Y_outs, iouts, t_final, accs,
+                  stats, settings, atols, rtols, masses, specs, ev_outs, status, wall):
     """Integrate problem i = 0..len(params)-1 with ``method`` from ``tstates[i][0]`` to ``t_final[i]``.
 
     Per problem: ``ys[i]`` float64[n_i] (in/out), ``tstates[i]``, ``t_outs[i]``, ``Y_outs[i]``
-    float64[k_i, n_i], ``accs[i]``, ``atols[i]`` (typed lists, sizes may differ); rows of
-    ``iouts`` int64[m, 1], ``stats`` int64[m, 8], ``settings`` float64[m, 8]; writes ``status[i]``
-    and ``wall[i]`` [s].  The observer sees the initial state first, as in ``integrate``.
+    float64[k_i, n_i], ``accs[i]``, ``atols[i]``, ``rtols[i]``, ``masses[i]`` float64[n_i],
+    ``specs[i]`` int64[:], ``ev_outs[i]`` float64[r_i, n_i + 2] (typed lists, sizes may differ);
+    rows of ``iouts`` int64[m, 1], ``stats`` int64[m, N_STATS], ``settings`` float64[m, N_SETTINGS];
+    writes ``status[i]`` and ``wall[i]`` [s].  The observer sees the initial state first, as in
+    ``integrate``.
     """
     m = len(params)
     for j in prange(m):
@@ -87,8 +92,9 @@ def _batch_prange(method, rhs, observe, params, ys, tstates, t_outs, Y_outs, iou
         ts = tstates[i]
         acc = accs[i]
         observe(ts[0], y, p, acc)
-        status[i] = method(rhs, observe, p, y, ts, t_outs[i], Y_outs[i], iouts[i], t_final[i], t_final[i], acc,
-                           stats[i], settings[i], atols[i])
+        status[i] = method(rhs, jac, events, observe, p, y, ts, t_outs[i], Y_outs[i], iouts[i], t_final[i],
+                           t_final[i], acc, stats[i], settings[i], atols[i], rtols[i], masses[i], specs[i],
+                           ev_outs[i])
         wall[i] = (_monotonic_ns() - w0) * 1e-9 if w0 >= 0 else np.nan
 
 
@@ -116,10 +122,10 @@ def _batch_entry(params, method_type) -> tuple:
         return hit, 0.0
     batch = _kernel_for(_BATCH_INFO, params)
     fty = model_function_type(params)
-    f1, f2, i2 = types.float64[::1], types.float64[:, ::1], types.int64[:, ::1]
+    f1, f2, i1, i2 = types.float64[::1], types.float64[:, ::1], types.int64[::1], types.int64[:, ::1]
     L = types.ListType
-    sig = (method_type, fty, fty, L(ptype), L(f1), L(f1), L(f1), L(f2), i2, f1, L(f1), i2, f2, L(f1),
-           types.int64[::1], f1)
+    sig = (method_type, fty, fty, fty, fty, L(ptype), L(f1), L(f1), L(f1), L(f2), i2, f1, L(f1), i2, f2, L(f1),
+           L(f1), L(f1), L(i1), L(f2), types.int64[::1], f1)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         # typed-list indexing by the (unsigned) parallel loop index
@@ -133,11 +139,11 @@ def _batch_entry(params, method_type) -> tuple:
 
 @dataclasses.dataclass
 class BatchItem:
-    """One problem of a batch and how to integrate it (the arguments of :func:`integrate`).
+    """One problem of a batch and how to integrate it (the keyword arguments of :func:`integrate`).
 
-    ``t_out`` float64[k] sample times [s] within [t0, t_final]; ``settings`` keyword arguments of
-    :func:`hpcrail.integrators.driver.make_settings` except ``rtol`` (``step``, ``hmin``, ``hmax``,
-    ``max_steps``, ``extra``); ``atol`` scalar, multiplied by ``problem.atol_scale``.
+    ``t_out`` float64[k] sample times [s] within [t0, t_final]; ``step``, ``rtol``, ``atol``,
+    ``hmin``, ``hmax``, ``max_steps``, ``options``, ``jacobian``, ``observe_interval`` and
+    ``extra_settings`` mean what they mean for :func:`hpcrail.integrators.integrate`.
     """
 
     problem: Problem
@@ -150,13 +156,17 @@ class BatchItem:
     hmin: float = 0.0
     hmax: float = 0.0
     max_steps: int = 100_000_000
-    extra_settings: tuple = ()
+    options: dict | None = None
+    jacobian: str = "auto"
+    observe_interval: float = 0.0
+    extra_settings: tuple | None = None
 
 
 def check_item(item: BatchItem, index: int | None = None) -> None:
     """Raise ``ValueError`` (naming the item) if ``item`` cannot be integrated: ``t_final <= t0``,
-    sample times unsorted or outside [t0, t_final], a fixed-step method without ``step``; KeyError
-    for an unknown method."""
+    sample times unsorted or outside [t0, t_final], a fixed-step method without ``step``, an
+    unknown option or Jacobian mode, a mass matrix given to an explicit method; KeyError for an
+    unknown method."""
     item.t_out = np.ascontiguousarray(item.t_out, dtype=np.float64)
     index = "" if index is None else f" {index}"
     info = registry.get(item.method)
@@ -168,6 +178,16 @@ def check_item(item: BatchItem, index: int | None = None) -> None:
         raise ValueError(f"batch item{index}: sample times must be sorted and lie within [t0, t_final]")
     if not info.adaptive and item.step <= 0.0:
         raise ValueError(f"batch item{index}: method {info.name!r} has a fixed step: give step > 0")
+    if not info.implicit and not item.problem.mass_identity:
+        raise ValueError(f"batch item{index}: method {info.name!r} is explicit: it cannot integrate a mass matrix")
+    if item.observe_interval < 0:
+        raise ValueError(f"batch item{index}: observe_interval = {item.observe_interval} must be >= 0")
+    try:
+        if item.extra_settings is None:
+            method_options(info, item.options)
+        problem_spec(item.problem, info, item.jacobian)
+    except ValueError as exc:
+        raise ValueError(f"batch item{index}: {exc}") from None
 
 
 def integrate_batch(items: Sequence[BatchItem], *, mode: str = "prange", threads: int = 1) -> list[Solution]:
@@ -193,10 +213,12 @@ def integrate_batch(items: Sequence[BatchItem], *, mode: str = "prange", threads
         check_item(it, i)
     groups: dict = {}
     for i, it in enumerate(items):
-        key = (registry.get(it.method).name, numba.typeof(it.problem.params))
+        pr = it.problem
+        key = (registry.get(it.method).name, numba.typeof(pr.params), pr.rhs, pr.observe, pr.jac,
+               pr.events.fn if pr.events is not None else None)
         groups.setdefault(key, []).append(i)
     out: list = [None] * len(items)
-    for (method, _ptype), idx in groups.items():
+    for (method, *_rest), idx in groups.items():
         sols = _run_group(method, [items[i] for i in idx], mode, threads)
         for i, s in zip(idx, sols):
             out[i] = s
@@ -206,26 +228,36 @@ def integrate_batch(items: Sequence[BatchItem], *, mode: str = "prange", threads
 def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> list[Solution]:
     info = registry.get(method)
     p0 = items[0].problem
-    kernel, ctime = compiled_kernel(method, p0.params, (p0.rhs, p0.observe))
+    fns = (p0.rhs, p0.observe, p0.jac, p0.events.fn if p0.events is not None else None)
+    kernel, ctime = compiled_kernel(method, p0.params, fns)
+    jac = p0.jac if p0.jac is not None else no_function
+    evf = p0.events.fn if p0.events is not None else no_function
     m = len(items)
-    ys, tss, Ys, accs, atols = [], [], [], [], []
+    ys, tss, Ys, accs, atols, rtols, masses, specs, evs = [], [], [], [], [], [], [], [], []
     iouts = np.zeros((m, 1), np.int64)
     stats = np.zeros((m, N_STATS), np.int64)
-    settings = np.zeros((m, 8))
+    settings = np.zeros((m, N_SETTINGS))
     t_final = np.zeros(m)
     for i, it in enumerate(items):
         pr = it.problem
         n = pr.y0.size
+        spec, _ = problem_spec(pr, info, it.jacobian)
+        specs.append(spec)
         ys.append(pr.y0.copy())
-        ts = np.zeros(info.state_size(n))
+        ts = np.zeros(info.state_size(n, spec))
         ts[TS_T] = float(pr.t0)
         ts[TS_H] = 0.0
         tss.append(ts)
         Ys.append(np.full((it.t_out.size, n), np.nan))
         accs.append(pr.acc0.copy())
         atols.append(np.ascontiguousarray(it.atol * pr.atol_scale))
+        rtols.append(np.ascontiguousarray(it.rtol * pr.rtol_scale))
+        masses.append(np.ascontiguousarray(pr.mass if pr.mass is not None else np.ones(n)))
+        evs.append(np.full((pr.events.max_records if pr.events is not None else 0, n + 2), np.nan))
+        extra = method_options(info, it.options) if it.extra_settings is None else tuple(it.extra_settings)
         settings[i] = make_settings(step=it.step, hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps,
-                                    rtol=it.rtol, extra=it.extra_settings)
+                                    rtol=it.rtol, extra=extra[:5])
+        settings[i, SET_OBS_DT] = it.observe_interval
         t_final[i] = float(it.t_final)
     status = np.zeros(m, np.int64)
     wall = np.zeros(m)
@@ -241,8 +273,9 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
             with numba.parallel_chunksize(1):
-                entry(method_disp, p0.rhs, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
-                      L(Ys), iouts, t_final, L(accs), stats, settings, L(atols), status, wall)
+                entry(method_disp, p0.rhs, jac, evf, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
+                      L(Ys), iouts, t_final, L(accs), stats, settings, L(atols), L(rtols), L(masses), L(specs),
+                      L(evs), status, wall)
         finally:
             numba.set_num_threads(prev)
     else:
@@ -251,8 +284,9 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
             pr = it.problem
             w0 = time.perf_counter()
             pr.observe(float(pr.t0), ys[i], pr.params, accs[i])
-            status[i] = kernel(pr.rhs, pr.observe, pr.params, ys[i], tss[i], it.t_out, Ys[i], iouts[i],
-                               t_final[i], t_final[i], accs[i], stats[i], settings[i], atols[i])
+            status[i] = kernel(pr.rhs, jac, evf, pr.observe, pr.params, ys[i], tss[i], it.t_out, Ys[i], iouts[i],
+                               t_final[i], t_final[i], accs[i], stats[i], settings[i], atols[i], rtols[i],
+                               masses[i], specs[i], evs[i])
             wall[i] = time.perf_counter() - w0
 
         if threads == 1 or m == 1:
@@ -268,9 +302,12 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
             code = DONE if abs(tss[i][TS_T] - t_final[i]) <= 1e-12 * max(1.0, abs(t_final[i])) else code
         st = Status(code)
         t_reached = float(tss[i][TS_T])
+        nrec = min(int(stats[i, ST_EVENTS]), evs[i].shape[0])
         sols.append(Solution(t=it.t_out, y=Ys[i], status=st, message=st.describe(t_reached), t_reached=t_reached,
                              stats=dict(zip(STAT_NAMES, stats[i].tolist())), acc=accs[i], wall_time=float(wall[i]),
-                             compile_time=float(ctime), method=info.name, y_final=ys[i]))
+                             compile_time=float(ctime), method=info.name, y_final=ys[i],
+                             event_t=evs[i][:nrec, 0].copy(), event_index=evs[i][:nrec, 1].astype(np.int64),
+                             event_y=evs[i][:nrec, 2:].copy()))
     return sols
 
 
@@ -285,7 +322,8 @@ def warm(problem: Problem, methods: Sequence[str]) -> float:
     with _WARM_LOCK:
         for method in methods:
             info = registry.get(method)
-            compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe))
+            compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac,
+                                                        problem.events.fn if problem.events is not None else None))
             _batch_entry(problem.params, _method_dispatcher(info.name, problem.params)[1])
     return time.perf_counter() - t0
 

@@ -5,40 +5,62 @@ Integrators know nothing about trains.  A model hands them a :class:`Problem`:
 * ``rhs(t, y, params, dydt) -> None`` — a numba ``@njit`` function; ``y`` and ``dydt`` are
   ``float64[::1]`` of length ``n``; ``params`` is any numba-typable object (hpcrail models use
   ``NamedTuple``s of contiguous arrays).  Parameters are data: changing a value never recompiles.
+  With a diagonal mass matrix the system is ``M y' = f(t, y)``, M = diag(``mass``); zero entries
+  make algebraic equations (index-1 DAE; implicit methods only).
 * ``observe(t, y, params, acc) -> None`` — called after every accepted step (and once at ``t0``);
   it updates the float64 accumulator ``acc`` in place.  Models use it for quantities that must be
   taken over *every* step (peak in-train forces), not only over the sampled output.
+* optional ``jac(t, y, params, vals) -> None`` — the Jacobian ∂f/∂y as the float64[nnz] values of a
+  declared :class:`~hpcrail.integrators.linalg.JacobianPattern` (dense, banded,
+  block-tridiagonal or sparse; ``vals[k]`` = ∂f_rows[k]/∂y_cols[k]).  Without ``jac`` the implicit
+  methods use finite differences over column groups of the pattern (a dense pattern if none).
+* optional ``events(t, y, params, g) -> None`` — float64[nev] event functions with a direction
+  (+1, −1, 0) and a terminal flag each (:class:`Events`); roots are located on the dense output
+  (:mod:`hpcrail.integrators.common`).
 
-Every method is a numba function with the signature ::
+All four functions have the same numba type, so a method is compiled once per *parameter type*
+(:mod:`hpcrail.integrators.driver`) and cached on disk.  Every method is a numba function ::
 
-    status = method(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final,
-                    acc, stats, settings, atol)
+    status = method(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause,
+                    t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out)
 
 =========  ======================================================================================
 ``y``        state, float64[n], in/out
-``tstate``   solver state float64[m] (``m = state_size(n)``): ``[0]`` t, ``[1]`` next step size,
-             ``[2]`` 1.0 if ``tstate[3:3+n]`` holds f(t, y); further entries are method specific.
+``tstate``   solver state float64[m] (``m = MethodInfo.state_size(n, spec)``): ``[0]`` t,
+             ``[1]`` next step size, ``[2]`` 1.0 once the method is initialised (``tstate[3:3+n]``
+             holds f(t, y), or y' for the ESDIRK methods); further entries are method specific
+             (history, event values, Jacobian, LU factors, the previous step's interpolant).
              Carrying it between calls lets a run be cut into chunks (progress, checkpoints)
              without changing the step sequence: methods never shorten a step to land on
              ``t_pause``, only on ``t_final``.
 ``t_out``    sorted sample times float64[k]; ``Y_out`` float64[k, n] receives the state at each
              sample, by the method's dense output; ``iout`` int64[1] is the next sample to write.
 ``acc``      accumulator for ``observe`` (float64[n_acc]).
-``stats``    int64[8] counters, see ``ST_*``.
-``settings`` float64[8]: ``[0]`` step (fixed-step methods) or initial step (0 = automatic),
+``stats``    int64[8] counters, see ``ST_*`` / ``STAT_NAMES``.
+``settings`` float64[16]: ``[0]`` step (fixed-step methods) or initial step (0 = automatic),
              ``[1]`` hmin, ``[2]`` hmax (0 = unlimited), ``[3]`` max_steps (accepted + rejected,
-             over the whole run), ``[4]`` rtol, ``[5]`` safety factor, ``[6..7]`` method specific.
+             over the whole run), ``[4]`` rtol, ``[5]`` safety factor, ``[6..10]`` method options
+             (``MethodInfo.options`` names them; the driver fills in their defaults),
+             ``[11]`` observation interval: ``observe`` also runs on the dense output every this
+             many seconds inside long steps (0 = only at step ends).
 ``atol``     absolute tolerance per state, float64[n].
+``rtol``     relative tolerance per state, float64[n]: error weights are atol_i + rtol_i·|y_i|
+             (``settings[4]`` keeps the scalar rtol for the Newton tolerance).
+``mass``     diagonal of the mass matrix, float64[n] (ones for an ODE).
+``spec``     int64 description of the Jacobian pattern, its bordered-band layout, the
+             finite-difference column groups and the event flags (``linalg.SP_*``).
+``ev_out``   float64[cap, n+2] event records ``[t, event index, y...]``.
 =========  ======================================================================================
 
-The return value is a status code (``RUNNING``/``DONE`` or a failure).  Failures are values, never
-exceptions raised inside numba: a failed scenario in a sweep is recorded with its reason.
+The return value is a status code (``RUNNING``/``DONE``/``EVENT_STOP`` or a failure).  Failures
+are values, never exceptions raised inside numba: a failed scenario in a sweep is recorded with its
+reason.
 """
 from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -51,15 +73,23 @@ STEP_UNDERFLOW = -2  #: the step size fell below ``hmin`` or the floating-point 
 NON_FINITE = -3      #: the state or its derivative became NaN/inf
 NEWTON_FAILURE = -4  #: an implicit method's Newton iteration failed at the smallest step
 MODEL_FAILURE = -5   #: the model flagged an unrecoverable condition
+EVENT_FAILURE = -6   #: event-driven integration: too many events, or events piling up at one instant (chattering)
 
 # ---- indices into the int64[8] statistics array ---------------------------------------------
-ST_STEPS, ST_REJECTED, ST_NFEV, ST_NJEV, ST_NLU, ST_NEWTON, ST_EVENTS = range(7)
+ST_STEPS, ST_REJECTED, ST_NFEV, ST_NJEV, ST_NLU, ST_NEWTON, ST_EVENTS, ST_NFAIL = range(8)
 N_STATS = 8
-STAT_NAMES = ("steps", "rejected", "nfev", "njev", "nlu", "newton_iterations", "events")
+#: ``rejected`` counts every rejected step attempt; ``newton_failures`` those rejected because the
+#: Newton iteration did not converge (the rest failed the error test)
+STAT_NAMES = ("steps", "rejected", "nfev", "njev", "nlu", "newton_iterations", "events", "newton_failures")
 
-# ---- indices into the float64[8] settings array ---------------------------------------------
+# ---- indices into the float64[16] settings array --------------------------------------------
 SET_STEP, SET_HMIN, SET_HMAX, SET_MAX_STEPS, SET_RTOL, SET_SAFETY = range(6)
-N_SETTINGS = 8
+SET_OPT0 = 6         #: first method-specific option (see ``MethodInfo.options``)
+SET_NEWTON_TOL = 8   #: implicit methods: Newton tolerance on the scaled norm (0 = default)
+SET_NEWTON_MAXITER = 9  #: implicit methods: maximum Newton iterations per solve (0 = default)
+SET_NEWTON_JUPD = 10  #: implicit methods: Jacobian updates allowed inside one stalled Newton solve
+SET_OBS_DT = 11      #: all methods: also ``observe`` the dense output every this many seconds (0 = step ends)
+N_SETTINGS = 16
 
 # ---- tstate layout common to all methods ----------------------------------------------------
 TS_T, TS_H, TS_FVALID, TS_F0 = 0, 1, 2, 3
@@ -75,6 +105,7 @@ class Status(enum.IntEnum):
     NON_FINITE = NON_FINITE
     NEWTON_FAILURE = NEWTON_FAILURE
     MODEL_FAILURE = MODEL_FAILURE
+    EVENT_FAILURE = EVENT_FAILURE
 
     @property
     def success(self) -> bool:
@@ -93,22 +124,63 @@ class Status(enum.IntEnum):
                                "reduce the step or use an implicit method)",
             Status.NEWTON_FAILURE: f"Newton iteration failed at t = {t:.6g} s",
             Status.MODEL_FAILURE: f"the model reported a failure at t = {t:.6g} s",
+            Status.EVENT_FAILURE: f"too many events, or events piling up at one instant (chattering), at "
+                                  f"t = {t:.6g} s (raise the event limits or widen the stick band)",
         }[self]
 
 
 @dataclasses.dataclass
+class Events:
+    """Event functions of a problem: ``fn(t, y, params, g)`` writes float64[nev].
+
+    Attributes
+    ----------
+    fn : numba dispatcher with the ``rhs`` signature.
+    direction : int per event: +1 only − → + crossings, −1 only + → −, 0 both.
+    terminal : bool per event: stop the integration at the first such root (``EVENT_STOP``).
+    max_records : capacity of the event record (events beyond it are counted, not stored).
+    """
+
+    fn: Callable
+    direction: Sequence[int]
+    terminal: Sequence[bool]
+    max_records: int = 10_000
+
+    def __post_init__(self):
+        self.direction = [int(d) for d in self.direction]
+        self.terminal = [bool(x) for x in self.terminal]
+        if len(self.direction) != len(self.terminal):
+            raise ValueError(f"events: {len(self.direction)} directions but {len(self.terminal)} terminal flags")
+        if any(d not in (-1, 0, 1) for d in self.direction):
+            raise ValueError(f"events: direction must be -1, 0 or +1, got {self.direction}")
+        if len(self.direction) == 0:
+            raise ValueError("events: at least one event function")
+
+    @property
+    def n(self) -> int:
+        return len(self.direction)
+
+
+@dataclasses.dataclass
 class Problem:
-    """An initial-value problem as seen by the integrators.
+    """An initial-value problem ``M y' = f(t, y)``, y(t0) = y0, as seen by the integrators.
 
     Attributes
     ----------
     rhs, observe : numba dispatchers with the signatures given in the module docstring.
-    params : numba-typable parameters passed through to ``rhs``/``observe`` unchanged.
-    y0 : float64[n] initial state.
+    params : numba-typable parameters passed through to every function unchanged.
+    y0 : float64[n] initial state (consistent with the algebraic equations for a DAE).
     t0 : initial time [s].
     atol_scale : float64[n] per-state scale multiplying the user's ``atol`` (states of very
         different magnitude, e.g. coupler deflections [m] and speeds [m/s]).
+    rtol_scale : float64[n] per-state factor on the user's ``rtol`` (e.g. speeds whose
+        *differences* matter, not their relative size); default ones.
     acc0 : float64[n_acc] initial accumulator for ``observe``.
+    jac : optional analytic Jacobian ``jac(t, y, params, vals)`` filling the values of
+        ``jac_pattern``.
+    jac_pattern : :class:`~hpcrail.integrators.linalg.JacobianPattern` of ∂f/∂y (default dense).
+    events : optional :class:`Events`.
+    mass : optional float64[n] diagonal mass matrix (default identity; zeros = algebraic states).
     """
 
     rhs: Callable
@@ -118,9 +190,15 @@ class Problem:
     t0: float = 0.0
     atol_scale: np.ndarray | None = None
     acc0: np.ndarray | None = None
+    jac: Callable | None = None
+    jac_pattern: Any = None
+    events: Events | None = None
+    mass: np.ndarray | None = None
+    rtol_scale: np.ndarray | None = None
 
     def __post_init__(self):
         self.y0 = np.ascontiguousarray(self.y0, dtype=np.float64)
+        n = self.y0.size
         if self.atol_scale is None:
             self.atol_scale = np.ones_like(self.y0)
         self.atol_scale = np.ascontiguousarray(self.atol_scale, dtype=np.float64)
@@ -129,6 +207,28 @@ class Problem:
         self.acc0 = np.ascontiguousarray(self.acc0, dtype=np.float64)
         if self.atol_scale.shape != self.y0.shape:
             raise ValueError(f"atol_scale has shape {self.atol_scale.shape}, y0 has {self.y0.shape}")
+        self.rtol_scale = (np.ones_like(self.y0) if self.rtol_scale is None
+                           else np.ascontiguousarray(self.rtol_scale, dtype=np.float64))
+        if self.rtol_scale.shape != self.y0.shape or np.any(self.rtol_scale < 0):
+            raise ValueError(f"rtol_scale must be non-negative with the shape of y0 {self.y0.shape}")
+        if self.mass is not None:
+            self.mass = np.ascontiguousarray(self.mass, dtype=np.float64)
+            if self.mass.shape != self.y0.shape:
+                raise ValueError(f"mass has shape {self.mass.shape}, y0 has {self.y0.shape}")
+            if np.any(self.mass < 0) or not np.all(np.isfinite(self.mass)):
+                raise ValueError("mass must be finite and non-negative (zeros mark algebraic states)")
+        if self.jac_pattern is not None and self.jac_pattern.n != n:
+            raise ValueError(f"jac_pattern is for n = {self.jac_pattern.n} states, y0 has {n}")
+        if self.jac is not None and self.jac_pattern is None:
+            raise ValueError("an analytic jac needs its jac_pattern (the order of its values)")
+
+    @property
+    def mass_identity(self) -> bool:
+        return self.mass is None or bool(np.all(self.mass == 1.0))
+
+    @property
+    def singular_mass(self) -> bool:
+        return self.mass is not None and bool(np.any(self.mass == 0.0))
 
 
 @dataclasses.dataclass
@@ -138,10 +238,12 @@ class Solution:
     Attributes
     ----------
     t : float64[k] sample times [s]; ``y`` : float64[k, n] states at those times (rows after a
-        failure are NaN).
+        failure or a terminal event are NaN).
     status : :class:`Status`; ``message`` its description; ``t_reached`` the last accepted time.
     stats : dict of step statistics (``STAT_NAMES``); ``acc`` the final ``observe`` accumulator;
     ``wall_time`` [s] of the integration (compilation excluded); ``compile_time`` [s].
+    event_t : float64[m] times of the recorded events [s]; ``event_index`` int64[m] which event
+    function; ``event_y`` float64[m, n] the states there.
     """
 
     t: np.ndarray
@@ -155,6 +257,9 @@ class Solution:
     compile_time: float
     method: str
     y_final: np.ndarray
+    event_t: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    event_index: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    event_y: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def success(self) -> bool:

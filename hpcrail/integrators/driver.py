@@ -1,8 +1,9 @@
 """Python-side driver: compiles a method for a problem's parameter type and runs it in chunks.
 
-Compilation is per (method, parameter type), against ``FunctionType`` signatures for ``rhs`` and
-``observe`` so that the compiled integrator is independent of the model function identity and is
-cached on disk by numba (a new Python process loads it instead of recompiling).
+Compilation is per (method, parameter type), against ``FunctionType`` signatures for ``rhs``,
+``jac``, ``events`` and ``observe`` so that the compiled integrator is independent of the model
+function identity and is cached on disk by numba (a new Python process loads it instead of
+recompiling).  A problem without a Jacobian or events passes do-nothing functions of the same type.
 """
 from __future__ import annotations
 
@@ -14,16 +15,28 @@ from typing import Callable
 
 import numba
 import numpy as np
-from numba import types
+from numba import njit, types
 
+from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
-    DONE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_RTOL, SET_SAFETY,
-    SET_STEP, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
+    DONE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL, SET_SAFETY,
+    SET_OBS_DT, SET_STEP, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
 )
+from hpcrail.integrators.linalg import JacobianPattern, analyse, build_spec, trivial_spec
 
 _COMPILED: dict = {}
 _CLONES: dict = {}
+_LAYOUTS: dict = {}
+
+#: Jacobian modes accepted by :func:`integrate` (``integrator.jacobian`` in scenarios)
+JACOBIAN_MODES = ("auto", "analytic", "finite_difference", "dense")
+
+
+@njit(**JIT)
+def no_function(t, y, params, out):
+    """Placeholder for an absent ``jac`` or ``events`` (never called: the ``spec`` says so)."""
+    return
 
 
 def _kernel_for(info, params):
@@ -32,14 +45,14 @@ def _kernel_for(info, params):
     numba keeps one on-disk cache index per function, pickling every compiled signature with its
     types.  A clone with a qualname derived from the parameter type gets its own index, so compiling
     an integrator for a model defined in a user's script never affects other models' caches.
+    Methods sharing a kernel (``bdf``/``ndf``, the ESDIRK family) share its clone: one compilation.
     """
-    ptype = numba.typeof(params)
     cls = type(params)
     tag = re.sub(r"[^A-Za-z0-9_]", "_", f"{cls.__module__}.{cls.__qualname__}")
-    key = (info.name, tag)
+    py = info.kernel.py_func
+    key = (py.__module__, py.__qualname__, tag)
     disp = _CLONES.get(key)
     if disp is None:
-        py = info.kernel.py_func
         clone = pytypes.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__, py.__closure__)
         clone.__qualname__ = f"{py.__qualname__}__{tag}"
         clone.__doc__ = py.__doc__
@@ -47,7 +60,6 @@ def _kernel_for(info, params):
         opts = {k: v for k, v in info.kernel.targetoptions.items() if k != "nopython"}
         disp = numba.njit(cache=True, **opts)(clone)
         _CLONES[key] = disp
-    _ = ptype
     return disp
 
 
@@ -61,8 +73,10 @@ def kernel_argtypes(params) -> tuple:
     """Argument types of an integrator kernel specialised for ``params`` (see contract)."""
     fty = model_function_type(params)
     f1 = types.float64[::1]
-    return (fty, fty, numba.typeof(params), f1, f1, f1, types.float64[:, ::1], types.int64[::1],
-            types.float64, types.float64, f1, types.int64[::1], f1, f1)
+    i1 = types.int64[::1]
+    f2 = types.float64[:, ::1]
+    return (fty, fty, fty, fty, numba.typeof(params), f1, f1, f1, f2, i1, types.float64, types.float64, f1, i1,
+            f1, f1, f1, f1, i1, f2)
 
 
 def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]:
@@ -73,11 +87,11 @@ def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]
     """
     info = registry.get(method)
     argtys = kernel_argtypes(params)
-    key = (info.name, argtys)
+    key = (info.kernel.py_func.__qualname__, argtys)
     t0 = time.perf_counter()
     fsig = model_function_type(params).signature
-    for f in functions:
-        if fsig.args not in f.overloads:
+    for f in tuple(functions) + (no_function,):
+        if f is not None and fsig.args not in f.overloads:
             f.compile(fsig.args)
     if key in _COMPILED:
         return _COMPILED[key], time.perf_counter() - t0
@@ -92,18 +106,69 @@ def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]
 
 def make_settings(*, step: float = 0.0, hmin: float = 0.0, hmax: float = 0.0, max_steps: float = 1e8,
                   rtol: float = 1e-6, safety: float = 0.9, extra: tuple = ()) -> np.ndarray:
-    """Pack the common settings into the float64[8] array of the contract."""
+    """Pack the common settings into the float64[16] array of the contract (``extra`` from index 6)."""
     s = np.zeros(N_SETTINGS)
     s[SET_STEP], s[SET_HMIN], s[SET_HMAX] = step, hmin, hmax
     s[SET_MAX_STEPS], s[SET_RTOL], s[SET_SAFETY] = max_steps, rtol, safety
     for i, v in enumerate(extra):
-        s[6 + i] = v
+        s[SET_OPT0 + i] = v
     return s
+
+
+def method_options(info: registry.MethodInfo, options: dict | None) -> tuple:
+    """Values of the method's options (defaults filled in) in settings order.
+
+    Raises ``ValueError`` naming the method, the option and the allowed names for an unknown one.
+    """
+    options = dict(options or {})
+    settable = {k for k, o in info.options.items() if not o.internal}
+    unknown = sorted(set(options) - settable)
+    if unknown:
+        allowed = ", ".join(sorted(settable)) or "none"
+        raise ValueError(f"method {info.name!r} has no option {unknown[0]!r}; allowed: {allowed}")
+    vals = [0.0] * 5
+    for name, opt in info.options.items():
+        v = float(options.get(name, opt.default))
+        if not (opt.low <= v <= opt.high):
+            raise ValueError(f"method {info.name!r} option {name!r} = {v} is outside [{opt.low}, {opt.high}]")
+        vals[opt.index] = v
+    return tuple(vals)
+
+
+def problem_spec(problem: Problem, info: registry.MethodInfo, jacobian: str = "auto"):
+    """The int64 ``spec`` array (Jacobian layout, FD groups, event flags) and whether the model's
+    analytic Jacobian is used.  Layout analyses are cached per pattern object."""
+    n = problem.y0.size
+    ev = problem.events
+    evd = ev.direction if ev is not None else ()
+    evt = [int(x) for x in ev.terminal] if ev is not None else ()
+    if not info.implicit:
+        return trivial_spec(n, evd, evt), False
+    if jacobian not in JACOBIAN_MODES:
+        raise ValueError(f"jacobian = {jacobian!r}; allowed: {', '.join(JACOBIAN_MODES)}")
+    if jacobian == "analytic" and problem.jac is None:
+        raise ValueError("jacobian = 'analytic' but the problem has no analytic Jacobian")
+    if jacobian == "dense":
+        pattern = JacobianPattern.dense(n)
+        use_jac = False
+    else:
+        pattern = problem.jac_pattern if problem.jac_pattern is not None else JacobianPattern.dense(n)
+        use_jac = problem.jac is not None and jacobian in ("auto", "analytic")
+    key = (id(pattern), n)
+    hit = _LAYOUTS.get(key)
+    if hit is None or hit[0] is not pattern:
+        hit = (pattern, analyse(pattern))
+        _LAYOUTS[key] = hit
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
+    layout = hit[1]
+    return build_spec(layout, pattern, use_jac, problem.mass_identity, evd, evt), use_jac
 
 
 def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, *,
               step: float = 0.0, rtol: float = 1e-6, atol: float = 1e-6, hmin: float = 0.0,
-              hmax: float = 0.0, max_steps: int = 100_000_000, extra_settings: tuple = (),
+              hmax: float = 0.0, max_steps: int = 100_000_000, options: dict | None = None,
+              jacobian: str = "auto", observe_interval: float = 0.0, extra_settings: tuple | None = None,
               progress: Callable[[float, float, dict], None] | None = None,
               n_chunks: int = 200) -> Solution:
     """Integrate ``problem`` from ``problem.t0`` to ``t_final`` [s] with the named method.
@@ -112,7 +177,17 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     ----------
     t_out : float64[k] sample times [s], sorted, within [t0, t_final].
     step : fixed step [s] for fixed-step methods, initial step for adaptive ones (0 = automatic).
-    rtol, atol : tolerances; the absolute tolerance of state i is ``atol * problem.atol_scale[i]``.
+    rtol, atol : tolerances; state i is weighted by ``atol * problem.atol_scale[i] +
+        rtol * problem.rtol_scale[i] * |y_i|``.
+        Fixed-step implicit methods use them for the Newton convergence test.
+    options : method options by name (``registry.get(method).options``), e.g. ``{"max_order": 2}``.
+    jacobian : ``"auto"`` (the model's analytic Jacobian if it has one, else finite differences
+        on its pattern), ``"analytic"``, ``"finite_difference"`` (on the pattern) or ``"dense"``
+        (finite differences on a dense pattern with a dense LU: the "JAC OFF" case of paper 000).
+    observe_interval : if > 0, ``observe`` also runs on the dense output every this many seconds
+        inside longer steps [s] (envelopes resolved between the steps of large-step methods; note
+        that the dense output of a stiff method can overshoot at the kinks of a non-smooth model).
+    extra_settings : raw values for ``settings[6:11]`` (overrides ``options``; for experiments).
     progress : called after each chunk as ``progress(t, t_final, stats)``; chunking does not
         change the step sequence (methods never shorten a step to land on a chunk end).
 
@@ -122,8 +197,9 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
 
     Raises
     ------
-    KeyError for an unknown method; ValueError for a fixed-step method without ``step`` or
-    sample times outside [t0, t_final].
+    KeyError for an unknown method; ValueError for a fixed-step method without ``step``, sample
+    times outside [t0, t_final], an unknown option, a mass matrix given to an explicit method, or
+    a singular mass matrix given to a method that cannot integrate a DAE.
     """
     info = registry.get(method)
     t0 = float(problem.t0)
@@ -134,19 +210,33 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         raise ValueError("sample times must be sorted and lie within [t0, t_final]")
     if not info.adaptive and step <= 0.0:
         raise ValueError(f"method {info.name!r} has a fixed step: give step > 0")
-    kernel, ctime = compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe))
+    if not info.implicit and not problem.mass_identity:
+        raise ValueError(f"method {info.name!r} is explicit: it cannot integrate M y' = f with a mass matrix "
+                         "other than the identity; use an implicit method (bdf, ndf, radau5, trbdf2, ...)")
+    extra = method_options(info, options) if extra_settings is None else tuple(extra_settings)
+    spec, _ = problem_spec(problem, info, jacobian)
+    fns = (problem.rhs, problem.observe, problem.jac, problem.events.fn if problem.events else None)
+    kernel, ctime = compiled_kernel(info.name, problem.params, fns)
     n = problem.y0.size
     y = problem.y0.copy()
-    tstate = np.zeros(info.state_size(n))
+    tstate = np.zeros(info.state_size(n, spec))
     tstate[TS_T] = t0
     tstate[TS_H] = 0.0
     Y_out = np.full((t_out.size, n), np.nan)
     iout = np.zeros(1, dtype=np.int64)
     acc = problem.acc0.copy()
     stats = np.zeros(N_STATS, dtype=np.int64)
-    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol,
-                             extra=extra_settings)
+    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
+    if observe_interval < 0:
+        raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
+    settings[SET_OBS_DT] = observe_interval
     atol_vec = np.ascontiguousarray(atol * problem.atol_scale)
+    rtol_vec = np.ascontiguousarray(rtol * problem.rtol_scale)
+    mass = problem.mass if problem.mass is not None else np.ones(n)
+    ev_cap = problem.events.max_records if problem.events is not None else 0
+    ev_out = np.full((ev_cap, n + 2), np.nan)
+    jac = problem.jac if problem.jac is not None else no_function
+    evf = problem.events.fn if problem.events is not None else no_function
     # the observer sees the initial state too
     problem.observe(t0, y, problem.params, acc)
     pauses = np.linspace(t0, t_final, max(1, n_chunks) + 1)[1:]
@@ -155,8 +245,8 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     for tp in pauses:
         if tp < tstate[TS_T] and tp < t_final:
             continue
-        code = kernel(problem.rhs, problem.observe, problem.params, y, tstate, t_out, Y_out, iout,
-                      float(tp), float(t_final), acc, stats, settings, atol_vec)
+        code = kernel(problem.rhs, jac, evf, problem.observe, problem.params, y, tstate, t_out, Y_out, iout,
+                      float(tp), float(t_final), acc, stats, settings, atol_vec, rtol_vec, mass, spec, ev_out)
         if progress is not None:
             progress(float(tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, stats.tolist())))
         if code != RUNNING:
@@ -165,6 +255,9 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     if code == RUNNING:  # numerically unreachable; defensive
         code = DONE if math.isclose(tstate[TS_T], t_final) else code
     status = Status(code)
+    nrec = min(int(stats[ST_EVENTS]), ev_cap)
     return Solution(t=t_out, y=Y_out, status=status, message=status.describe(float(tstate[TS_T])),
                     t_reached=float(tstate[TS_T]), stats=dict(zip(STAT_NAMES, stats.tolist())),
-                    acc=acc, wall_time=wall, compile_time=ctime, method=info.name, y_final=y)
+                    acc=acc, wall_time=wall, compile_time=ctime, method=info.name, y_final=y,
+                    event_t=ev_out[:nrec, 0].copy(), event_index=ev_out[:nrec, 1].astype(np.int64),
+                    event_y=ev_out[:nrec, 2:].copy())

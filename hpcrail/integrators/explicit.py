@@ -1,9 +1,14 @@
-"""Explicit Runge-Kutta methods: classical RK4 (fixed step) and Dormand-Prince 5(4) ("ode45").
+"""Explicit methods: classical RK4 (fixed step), Adams-Bashforth-Moulton 4 (fixed step, PECE) and
+Dormand-Prince 5(4) ("ode45").
 
-Both follow the contract of :mod:`hpcrail.integrators.contract`.  Sources: classical RK4 and the
-Dormand & Prince (1980) 5(4) pair with its 4th-order continuous extension as given by Hairer,
-Nørsett & Wanner, *Solving ODEs I*, §II.5-II.6 (the coefficients of scipy's ``RK45``); paper 004
-(Yu et al. 2022) uses both methods (§5, "RK4", "ode45").
+All follow the contract of :mod:`hpcrail.integrators.contract` (sampled output by dense output,
+events, statistics, status as data).  They solve y' = f(t, y): a mass matrix other than the
+identity is rejected by the driver.
+
+Sources: classical RK4 and the Dormand & Prince (1980) 5(4) pair with its 4th-order continuous
+extension as given by Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.5-II.6 (the coefficients of
+scipy's ``RK45``); ABM4: HNW I §III.1 (Adams methods, predictor-corrector PECE); paper 004
+(Yu et al. 2022) eq (32) and §5 uses RK4, ABM, "ode45" and "ode15s".
 """
 from __future__ import annotations
 
@@ -13,49 +18,62 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.contract import (
-    DONE, MAX_STEPS, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_RTOL, SET_SAFETY,
-    SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+from hpcrail.integrators.common import (
+    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, samples_at_t, step_end,
 )
+from hpcrail.integrators.contract import (
+    DONE, EVENT_STOP, MAX_STEPS, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL,
+    SET_OBS_DT, SET_SAFETY, SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+)
+from hpcrail.integrators.linalg import SP_NEV
 
 
-def explicit_state_size(n: int) -> int:
-    """Length of ``tstate`` for the explicit methods: t, h, f-valid flag and f(t, y)."""
-    return 3 + n
+def explicit_state_size(n: int, spec=None) -> int:
+    """Length of ``tstate`` for RK4 and DOPRI5: t, h, init flag, f(t, y), event values."""
+    nev = 0 if spec is None else int(spec[SP_NEV])
+    return 3 + n + nev
 
 
-@njit(inline="always", **JIT)
-def _hermite_samples(t, h, tn, y0, f0, y1, f1, t_out, Y_out, iout):
-    """Write every sample ``t_out[iout] <= tn`` (the step's end, ``t + h`` up to rounding) by cubic
-    Hermite interpolation on [t, t+h]."""
-    n = y0.size
-    k = iout[0]
-    nout = t_out.size
-    while k < nout and t_out[k] <= tn:
-        th = (t_out[k] - t) / h
-        h00 = (1.0 + 2.0 * th) * (1.0 - th) ** 2
-        h10 = th * (1.0 - th) ** 2
-        h01 = th * th * (3.0 - 2.0 * th)
-        h11 = th * th * (th - 1.0)
-        for i in range(n):
-            Y_out[k, i] = h00 * y0[i] + h10 * h * f0[i] + h01 * y1[i] + h11 * h * f1[i]
-        k += 1
-    iout[0] = k
-
-
-@njit(inline="always", **JIT)
-def _samples_at_t(t, y, t_out, Y_out, iout):
-    """Write the samples that fall exactly at (or, by round-off, before) the current time."""
-    k = iout[0]
-    while k < t_out.size and t_out[k] <= t:
-        for i in range(y.size):
-            Y_out[k, i] = y[i]
-        k += 1
-    iout[0] = k
+def abm_state_size(n: int, spec=None) -> int:
+    """Length of ``tstate`` for ABM4: t, h, init flag, f_n, f_{n-1..n-3}, history count, events."""
+    nev = 0 if spec is None else int(spec[SP_NEV])
+    return 4 + 4 * n + nev
 
 
 @njit(**JIT)
-def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats, settings, atol):
+def _end_step_hermite(events, observe, params, spec, obs_dt, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out, iout,
+                      ev_out, acc, stats, ytmp, gtmp, roots):
+    """Accept the step [t, t+hs] of a method with cubic Hermite dense output (see
+    :func:`~hpcrail.integrators.common.finish_step`); on success ``f0`` takes ``f1``."""
+    if dense_needed(spec, obs_dt, t, tn, t_out, iout):
+        hermite_coeffs(hs, y, f0, y1, f1, Q)
+    th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+                     acc, stats, ytmp, gtmp, roots)
+    if th > 1.0:
+        for i in range(y.size):
+            f0[i] = f1[i]
+    return th
+
+
+@njit(inline="always", **JIT)
+def _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1):
+    n = y.size
+    for i in range(n):
+        tmp[i] = y[i] + 0.5 * hs * f0[i]
+    rhs(t + 0.5 * hs, tmp, params, k2)
+    for i in range(n):
+        tmp[i] = y[i] + 0.5 * hs * k2[i]
+    rhs(t + 0.5 * hs, tmp, params, k3)
+    for i in range(n):
+        tmp[i] = y[i] + hs * k3[i]
+    rhs(t + hs, tmp, params, k4)
+    for i in range(n):
+        y1[i] = y[i] + hs * (f0[i] + 2.0 * (k2[i] + k3[i]) + k4[i]) / 6.0
+
+
+@njit(**JIT)
+def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+        settings, atol, rtolv, mass, spec, ev_out):
     """Classical 4th-order Runge-Kutta with fixed step ``settings[0]`` [s].
 
     Dense output: cubic Hermite (4th order) from y, f at both step ends, so samples need not lie on
@@ -63,13 +81,18 @@ def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, a
     ``t_final``.  ``atol``/``rtol`` are ignored.  Returns a status code (see contract).
     """
     n = y.size
+    nev = spec[SP_NEV]
     h = settings[SET_STEP]
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     t = tstate[TS_T]
     f0 = tstate[TS_F0:TS_F0 + n]
+    g0 = tstate[TS_F0 + n:TS_F0 + n + nev]
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f0)
         stats[ST_NFEV] += 1
+        if nev > 0:
+            events(t, y, params, g0)
         tstate[TS_FVALID] = 1.0
     k2 = np.empty(n)
     k3 = np.empty(n)
@@ -77,9 +100,13 @@ def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, a
     tmp = np.empty(n)
     y1 = np.empty(n)
     f1 = np.empty(n)
+    Q = np.empty((4, n))
+    g1 = np.empty(nev)
+    gtmp = np.empty(nev)
+    roots = np.empty(nev)
     status = RUNNING
     while True:
-        _samples_at_t(t, y, t_out, Y_out, iout)
+        samples_at_t(t, y, t_out, Y_out, iout)
         if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
             status = DONE
             break
@@ -88,45 +115,118 @@ def rk4(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, a
         if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
             status = MAX_STEPS
             break
-        hs = h
-        tn = t + hs
-        if tn > t_final or t_final - tn <= max(1e-9 * h, 1e-12 * max(1.0, abs(t_final))):
-            hs = t_final - t
-            tn = t_final  # land exactly on the end (a sample there must not be lost to rounding)
-        for i in range(n):
-            tmp[i] = y[i] + 0.5 * hs * f0[i]
-        rhs(t + 0.5 * hs, tmp, params, k2)
-        for i in range(n):
-            tmp[i] = y[i] + 0.5 * hs * k2[i]
-        rhs(t + 0.5 * hs, tmp, params, k3)
-        for i in range(n):
-            tmp[i] = y[i] + hs * k3[i]
-        rhs(t + hs, tmp, params, k4)
-        finite = True
-        for i in range(n):
-            y1[i] = y[i] + hs * (f0[i] + 2.0 * (k2[i] + k3[i]) + k4[i]) / 6.0
-        s = 0.0
-        for i in range(n):
-            s += y1[i]
-        if not math.isfinite(s):
-            finite = False
+        hs, tn = step_end(t, h, t_final, True)
+        _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1)
+        finite = all_finite(y1)
         if finite:
             rhs(tn, y1, params, f1)
-            s = 0.0
-            for i in range(n):
-                s += f1[i]
-            finite = math.isfinite(s)
+            finite = all_finite(f1)
         stats[ST_NFEV] += 4
         if not finite:
             status = NON_FINITE
             break
-        _hermite_samples(t, hs, tn, y, f0, y1, f1, t_out, Y_out, iout)
-        for i in range(n):
-            y[i] = y1[i]
-            f0[i] = f1[i]
+        th = _end_step_hermite(events, observe, params, spec, obs_dt, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
+                               iout, ev_out, acc, stats, tmp, gtmp, roots)
+        if th <= 1.0:
+            t = t + th * hs
+            tstate[TS_FVALID] = 0.0
+            status = EVENT_STOP
+            break
         t = tn
-        stats[ST_STEPS] += 1
-        observe(t, y, params, acc)
+    tstate[TS_T] = t
+    tstate[TS_H] = h
+    return status
+
+
+@njit(**JIT)
+def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+         settings, atol, rtolv, mass, spec, ev_out):
+    """Adams-Bashforth-Moulton 4th order, fixed step ``settings[0]`` [s], PE(CE)^m (paper 004 eq 32).
+
+    Predictor (Adams-Bashforth 4): y* = y_n + h/24 (55 f_n − 59 f_{n−1} + 37 f_{n−2} − 9 f_{n−3});
+    corrector (Adams-Moulton 4), applied ``m = settings[6]`` times (default 1, i.e. PECE):
+    y_{n+1} = y_n + h/24 (9 f(t_{n+1}, y*) + 19 f_n − 5 f_{n−1} + f_{n−2}).  (The corrector printed
+    in paper 004 eq 32 lost its last term in extraction; the coefficients must sum to 24.)
+    Start-up: three RK4 steps; the final step, if shortened to land on ``t_final``, is an RK4
+    step too.  Cost: 1 + m RHS evaluations per step.  Dense output: cubic Hermite.
+    """
+    n = y.size
+    nev = spec[SP_NEV]
+    h = settings[SET_STEP]
+    m_corr = int(settings[SET_OPT0]) if settings[SET_OPT0] > 0.0 else 1
+    max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
+    t = tstate[TS_T]
+    f0 = tstate[TS_F0:TS_F0 + n]
+    fm1 = tstate[TS_F0 + n:TS_F0 + 2 * n]
+    fm2 = tstate[TS_F0 + 2 * n:TS_F0 + 3 * n]
+    fm3 = tstate[TS_F0 + 3 * n:TS_F0 + 4 * n]
+    ih = TS_F0 + 4 * n
+    g0 = tstate[ih + 1:ih + 1 + nev]
+    if tstate[TS_FVALID] == 0.0:
+        rhs(t, y, params, f0)
+        stats[ST_NFEV] += 1
+        if nev > 0:
+            events(t, y, params, g0)
+        tstate[ih] = 0.0
+        tstate[TS_FVALID] = 1.0
+    k2 = np.empty(n)
+    k3 = np.empty(n)
+    k4 = np.empty(n)
+    tmp = np.empty(n)
+    y1 = np.empty(n)
+    f1 = np.empty(n)
+    Q = np.empty((4, n))
+    g1 = np.empty(nev)
+    gtmp = np.empty(nev)
+    roots = np.empty(nev)
+    c24 = 1.0 / 24.0
+    status = RUNNING
+    while True:
+        samples_at_t(t, y, t_out, Y_out, iout)
+        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
+            status = DONE
+            break
+        if t >= t_pause:
+            break
+        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
+            status = MAX_STEPS
+            break
+        hs, tn = step_end(t, h, t_final, True)
+        nhist = int(tstate[ih])
+        if nhist < 3 or abs(hs - h) > 1e-9 * h:
+            _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1)
+            stats[ST_NFEV] += 3
+        else:
+            for i in range(n):
+                y1[i] = y[i] + h * c24 * (55.0 * f0[i] - 59.0 * fm1[i] + 37.0 * fm2[i] - 9.0 * fm3[i])
+            for _ in range(m_corr):
+                rhs(t + h, y1, params, f1)
+                stats[ST_NFEV] += 1
+                for i in range(n):
+                    y1[i] = y[i] + h * c24 * (9.0 * f1[i] + 19.0 * f0[i] - 5.0 * fm1[i] + fm2[i])
+        finite = all_finite(y1)
+        if finite:
+            rhs(tn, y1, params, f1)
+            finite = all_finite(f1)
+        stats[ST_NFEV] += 1
+        if not finite:
+            status = NON_FINITE
+            break
+        # shift the history before f0 is overwritten by the accepted step
+        for i in range(n):
+            fm3[i] = fm2[i]
+            fm2[i] = fm1[i]
+            fm1[i] = f0[i]
+        th = _end_step_hermite(events, observe, params, spec, obs_dt, t, hs, tn, y, f0, y1, f1, g0, g1, Q, t_out, Y_out,
+                               iout, ev_out, acc, stats, tmp, gtmp, roots)
+        tstate[ih] = min(nhist + 1, 3)
+        if th <= 1.0:
+            t = t + th * hs
+            tstate[TS_FVALID] = 0.0
+            status = EVENT_STOP
+            break
+        t = tn
     tstate[TS_T] = t
     tstate[TS_H] = h
     return status
@@ -155,43 +255,22 @@ _P = np.array([
 ])
 
 
-@njit(inline="always", **JIT)
-def _initial_step(rhs, params, t, y, f0, direction_end, rtol, atol, order, stats):
-    """Hairer's starting-step heuristic (HNW I, §II.4) for an explicit method of the given order."""
-    n = y.size
-    d0 = 0.0
-    d1 = 0.0
-    for i in range(n):
-        sc = atol[i] + rtol * abs(y[i])
-        d0 += (y[i] / sc) ** 2
-        d1 += (f0[i] / sc) ** 2
-    d0 = math.sqrt(d0 / n)
-    d1 = math.sqrt(d1 / n)
-    if d0 < 1e-5 or d1 < 1e-5:
-        h0 = 1e-6
-    else:
-        h0 = 0.01 * d0 / d1
-    h0 = min(h0, direction_end)
-    y1 = np.empty(n)
-    f1 = np.empty(n)
-    for i in range(n):
-        y1[i] = y[i] + h0 * f0[i]
-    rhs(t + h0, y1, params, f1)
-    stats[ST_NFEV] += 1
-    d2 = 0.0
-    for i in range(n):
-        sc = atol[i] + rtol * abs(y[i])
-        d2 += ((f1[i] - f0[i]) / sc) ** 2
-    d2 = math.sqrt(d2 / n) / h0
-    if d1 <= 1e-15 and d2 <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1.0))
-    return min(100.0 * h0, h1, direction_end)
 
 
 @njit(**JIT)
-def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats, settings, atol):
+def _dopri_dense(hs, y, f0, k3, k4, k5, k6, k7, Q):
+    """Continuous extension of DOPRI5 as a quartic in θ into ``Q[0:5]``."""
+    P = _P
+    for i in range(y.size):
+        Q[0, i] = y[i]
+        for m in range(4):
+            Q[m + 1, i] = hs * (P[0, m] * f0[i] + P[2, m] * k3[i] + P[3, m] * k4[i] + P[4, m] * k5[i]
+                                + P[5, m] * k6[i] + P[6, m] * k7[i])
+
+
+@njit(**JIT)
+def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+           settings, atol, rtolv, mass, spec, ev_out):
     """Dormand-Prince 5(4) with local extrapolation, FSAL and 4th-order dense output ("ode45").
 
     Step control on the RMS norm of the embedded error scaled by ``atol[i] + rtol*max(|y|, |y_new|)``
@@ -199,22 +278,27 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
     ``settings[0]`` is the initial step (0 = automatic), ``settings[2]`` the maximum step.
     """
     n = y.size
+    nev = spec[SP_NEV]
     rtol = settings[SET_RTOL]
     hmin = settings[SET_HMIN]
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
     max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
     t = tstate[TS_T]
     f0 = tstate[TS_F0:TS_F0 + n]
+    g0 = tstate[TS_F0 + n:TS_F0 + n + nev]
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f0)
         stats[ST_NFEV] += 1
+        if nev > 0:
+            events(t, y, params, g0)
         tstate[TS_FVALID] = 1.0
     h = tstate[TS_H]
     if h <= 0.0:
         h = settings[SET_STEP]
         if h <= 0.0:
-            h = _initial_step(rhs, params, t, y, f0, t_final - t, rtol, atol, 5.0, stats)
+            h = initial_step(rhs, params, t, y, f0, t_final - t, rtolv, atol, 5.0, mass, stats)
     h = min(h, hmax)
     k2 = np.empty(n)
     k3 = np.empty(n)
@@ -224,11 +308,14 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
     k7 = np.empty(n)
     tmp = np.empty(n)
     y1 = np.empty(n)
-    P = _P
+    Q = np.empty((5, n))
+    g1 = np.empty(nev)
+    gtmp = np.empty(nev)
+    roots = np.empty(nev)
     status = RUNNING
     rejected_last = False
     while True:
-        _samples_at_t(t, y, t_out, Y_out, iout)
+        samples_at_t(t, y, t_out, Y_out, iout)
         if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
             status = DONE
             break
@@ -240,11 +327,7 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
         if h < max(hmin, 16.0 * 2.220446049250313e-16 * abs(t)):
             status = STEP_UNDERFLOW
             break
-        hs = h
-        tn = t + hs
-        if tn >= t_final or t_final - tn <= 1e-12 * max(1.0, abs(t_final)):
-            hs = t_final - t
-            tn = t_final  # land exactly on the end
+        hs, tn = step_end(t, h, t_final, False)
         for i in range(n):
             tmp[i] = y[i] + hs * _A21 * f0[i]
         rhs(t + _C2 * hs, tmp, params, k2)
@@ -267,7 +350,7 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
         err = 0.0
         for i in range(n):
             e = hs * (_E1 * f0[i] + _E3 * k3[i] + _E4 * k4[i] + _E5 * k5[i] + _E6 * k6[i] + _E7 * k7[i])
-            sc = atol[i] + rtol * max(abs(y[i]), abs(y1[i]))
+            sc = atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i]))
             err += (e / sc) ** 2
         err = math.sqrt(err / n)
         if not math.isfinite(err):
@@ -286,27 +369,18 @@ def dopri5(rhs, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final
                 fac = min(10.0, safety * err ** -0.2)
             if rejected_last:
                 fac = min(1.0, fac)
-            # dense output for samples in (t, t+hs]
-            k = iout[0]
-            while k < t_out.size and t_out[k] <= tn:
-                th = (t_out[k] - t) / hs
-                b0 = th * (P[0, 0] + th * (P[0, 1] + th * (P[0, 2] + th * P[0, 3])))
-                b2 = th * (P[2, 0] + th * (P[2, 1] + th * (P[2, 2] + th * P[2, 3])))
-                b3 = th * (P[3, 0] + th * (P[3, 1] + th * (P[3, 2] + th * P[3, 3])))
-                b4 = th * (P[4, 0] + th * (P[4, 1] + th * (P[4, 2] + th * P[4, 3])))
-                b5 = th * (P[5, 0] + th * (P[5, 1] + th * (P[5, 2] + th * P[5, 3])))
-                b6 = th * (P[6, 0] + th * (P[6, 1] + th * (P[6, 2] + th * P[6, 3])))
-                for i in range(n):
-                    Y_out[k, i] = y[i] + hs * (b0 * f0[i] + b2 * k3[i] + b3 * k4[i] + b4 * k5[i]
-                                               + b5 * k6[i] + b6 * k7[i])
-                k += 1
-            iout[0] = k
+            if dense_needed(spec, obs_dt, t, tn, t_out, iout):
+                _dopri_dense(hs, y, f0, k3, k4, k5, k6, k7, Q)
+            th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 4, t_out, Y_out, iout,
+                             ev_out, acc, stats, tmp, gtmp, roots)
+            if th <= 1.0:
+                t = t + th * hs
+                tstate[TS_FVALID] = 0.0
+                status = EVENT_STOP
+                break
             for i in range(n):
-                y[i] = y1[i]
                 f0[i] = k7[i]
             t = tn
-            stats[ST_STEPS] += 1
-            observe(t, y, params, acc)
             rejected_last = False
             h = min(hmax, hs * fac)
         else:

@@ -197,6 +197,7 @@ class Point:
     duration: float = 0.0
     vehicle_types: tuple = ()
     connection_types: tuple = ()
+    connection_kinds: frozenset = frozenset()  #: ``kind`` of every connection type used (friction, noninertial, ...)
     methods: str = ""
 
 
@@ -597,6 +598,9 @@ def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
     pt.vehicle_types = shared.setdefault(names, names)
     conns = tuple(sc.connection_type_names()) if hasattr(sc, "connection_type_names") else ()
     pt.connection_types = shared.setdefault(conns, conns)
+    ctypes = getattr(sc, "connection_types", None) or {}
+    kinds = frozenset(str(getattr(ctypes[c], "kind", "")) for c in set(conns) if c in ctypes)
+    pt.connection_kinds = shared.setdefault(kinds, kinds)
     sim = getattr(sc, "simulation", None)
     pt.duration = float(getattr(sim, "duration_s", 0.0) or 0.0)
     it = getattr(sc, "integrator", None)

@@ -34,7 +34,9 @@ import numpy as np
 import xarray as xr
 
 from hpcrail.integrators.contract import Status
-from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SCHEMA_VERSION, SERIES
+from hpcrail.results.dataset import (
+    ENERGY, ENVELOPES, FRICTION_COUPLER, FRICTION_SCALARS, NEWTON, RUN_SCALARS, SCHEMA_VERSION, SERIES,
+)
 from hpcrail.results.metrics import METRICS
 
 SWEEP_FORMAT = "1"
@@ -61,7 +63,8 @@ _UNIT_SUFFIXES = [("_mm", "mm"), ("_kmh", "km h-1"), ("_kN", "kN"), ("_MN_per_m"
 
 
 def int_variable(name: str) -> bool:
-    return name in ("nsteps", "nrejected", "nfev", "reference_coupler") or name.endswith("_coupler")
+    return (name in ("nsteps", "nrejected", "nfev", "njev", "nlu", "newton_iterations", "reference_coupler",
+                     "n_events", "n_mode_changes") or name.endswith("_coupler") or name.startswith("coupler_newton_"))
 
 
 def parameter_units(path: str) -> str | None:
@@ -154,6 +157,18 @@ def make_layout(exp, batch_size: int) -> Layout:
     for name, (units, long_name) in {**ENERGY, **STACKED_ATTRS}.items():
         v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
                    {"units": units, "long_name": long_name})
+    kinds = set().union(*[p.connection_kinds for p in valid]) if valid else set()
+    optional = {}
+    if "friction" in kinds:  # dry-friction draft gears (paper 003): their run scalars
+        optional.update(FRICTION_SCALARS)
+    if "noninertial" in kinds:  # noninertial couplers (paper 002): their Newton statistics
+        optional.update(NEWTON)
+    for name, (units, long_name) in optional.items():
+        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
+                   {"units": units, "long_name": long_name})
+    if "friction" in kinds and n_cpl:
+        for name, (units, long_name) in FRICTION_COUPLER.items():
+            v[name] = (("scenario", "coupler"), np.float64, {"units": units, "long_name": long_name})
     if out.envelopes:
         for name, (units, long_name) in ENVELOPES.items():
             v[name] = (("scenario", "coupler"), np.float64, {"units": units, "long_name": long_name})

@@ -173,9 +173,10 @@ def warm_task(base_doc: Document, spec_file: str, points: list) -> list[str]:
         try:
             sc = validate_document(overlay_document(base_doc, over, spec_file))
             kind = getattr(sc, "model", "ltd")
-            if kind not in _BATCHED:
+            batched = _BATCHED.get(kind)
+            if batched is None or (batched[2] is not None and not batched[2](sc)):
                 continue
-            prepare, finish = _BATCHED[kind]
+            prepare, finish, _eligible = batched
             state, item = prepare(sc, np.array([duration]))
             item.t_final = float(item.problem.t0) + min(duration, item.step if item.step > 0 else 1e-3)
             item.t_out = np.array([item.t_final])

@@ -84,3 +84,55 @@ def connection_force(e, de, ct, rowpar, typepar, fm, fa):
     if r > 1.0:
         r = 1.0
     return sgn * fmv + fav * s + typepar[ct, TP_DAMPING] * de * r
+
+
+@njit(inline="always", **JIT)
+def connection_force_jac(e, de, ct, rowpar, typepar, fm, fa):
+    """``(F, ∂F/∂e, ∂F/∂ė)`` of :func:`connection_force` (same arguments): the exact derivatives
+    of the piecewise-linear law, taken on the side the force evaluation uses at a kink (slack edge,
+    table breakpoint, end of the transition band |ė| = v_ε, end of the damping ramp)."""
+    draft = e >= 0.0
+    row = uint64(2) * ct + (uint64(0) if draft else uint64(1))
+    sgn = 1.0 if draft else -1.0
+    x = sgn * e - rowpar[row, RP_GAP]
+    engaged = x > 0.0
+    if not engaged:
+        x = 0.0
+    inv_dx = rowpar[row, RP_INV_DX]
+    u = x * inv_dx
+    nm1 = rowpar[row, RP_NM1]
+    off = uint64(rowpar[row, RP_OFFSET])
+    if u >= nm1:
+        k = off + uint64(nm1)
+        fmv = fm[k] + rowpar[row, RP_KEND] * (x - nm1 * rowpar[row, RP_DX])
+        fav = fa[k]
+        dfm = rowpar[row, RP_KEND]
+        dfa = 0.0
+    else:
+        i = uint64(u)
+        w = u - i
+        k = off + i
+        fmv = fm[k] * (1.0 - w) + fm[k + uint64(1)] * w
+        fav = fa[k] * (1.0 - w) + fa[k + uint64(1)] * w
+        dfm = (fm[k + uint64(1)] - fm[k]) * inv_dx
+        dfa = (fa[k + uint64(1)] - fa[k]) * inv_dx
+    inv_veps = typepar[ct, TP_INV_VEPS]
+    s = de * inv_veps
+    ds = inv_veps
+    if s > 1.0:
+        s = 1.0
+        ds = 0.0
+    elif s < -1.0:
+        s = -1.0
+        ds = 0.0
+    inv_xc = typepar[ct, TP_INV_XC]
+    r = x * inv_xc
+    dr = inv_xc
+    if r > 1.0:
+        r = 1.0
+        dr = 0.0
+    c = typepar[ct, TP_DAMPING]
+    f = sgn * fmv + fav * s + c * de * r
+    dfdx = sgn * dfm + dfa * s + c * de * dr
+    dfde = sgn * dfdx if engaged else 0.0
+    return f, dfde, fav * ds + c * r

@@ -23,6 +23,7 @@ from numba import njit, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.couplers.hysteretic import connection_force
+from hpcrail.models.couplers.ltd_noninertial import NC_F, ltd_noninertial_force
 from hpcrail.models.ltd.build import ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN
 
 # rows of the per-sample record written by ltd_eval when record=True
@@ -130,7 +131,53 @@ def schedule_index(p, t, y):
 
 
 @njit(**JIT_NRT_FREE)
+def _noninertial(t, j, e, s, v_a, v_b, p):
+    """Force of noninertial connection j (couplers.ltd_noninertial): vehicle j's centre at s, the next
+    one at s − d_j − e; the mean route curvature between the two centres sets the coupler geometry."""
+    u = p.center_dist[j] + e
+    _g, kappa = route_means(p.route_hk, p.route_sk, p.route_s0, p.route_inv_ds, 1.0 / u, s - u, s)
+    return ltd_noninertial_force(t, j, p.conn_type[j], e, u, v_a, v_b, kappa, p.ni_cp, p.ni_conn, p.ni_work)
+
+
+@njit(**JIT_NRT_FREE)
+def _noninertial_forces(t, y, p):
+    """In-train forces of every noninertial connection into ``p.ni_conn[:, NC_F]`` (a separate pass keeps the
+    solver's call out of the vehicle loop, which LLVM then optimises as before)."""
+    N = p.n_veh
+    B = p.block
+    s = y[0]
+    for j in range(N - 1):
+        e = y[B * (j + 1)]
+        if p.conn_type[j] >= p.n_table_types:
+            p.ni_conn[j, NC_F] = _noninertial(t, j, e, s, y[B * j + 1], y[B * (j + 1) + 1], p)
+        s -= p.center_dist[j] + e
+
+
+@njit(**JIT_NRT_FREE)
+def _ltd_eval_tables(t, y, p, dydt, rec, record):
+    _ltd_eval(t, y, p, dydt, rec, record, False)
+
+
+@njit(**JIT_NRT_FREE)
+def _ltd_eval_noninertial(t, y, p, dydt, rec, record):
+    _noninertial_forces(t, y, p)
+    _ltd_eval(t, y, p, dydt, rec, record, True)
+
+
+@njit(inline="always", **JIT)
 def ltd_eval(t, y, p, dydt, rec, record):
+    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
+    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  Trains with noninertial
+    couplers first solve those (couplers.ltd_noninertial) and run their own compiled copy of the
+    vehicle loop, which reads the solved forces; trains without them run the plain table-law loop."""
+    if p.n_noninertial > 0:
+        _ltd_eval_noninertial(t, y, p, dydt, rec, record)
+    else:
+        _ltd_eval_tables(t, y, p, dydt, rec, record)
+
+
+@njit(inline="always", **JIT)
+def _ltd_eval(t, y, p, dydt, rec, record, ni):
     """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
     per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``)."""
     N = p.n_veh
@@ -162,6 +209,7 @@ def ltd_eval(t, y, p, dydt, rec, record):
     Nu = uint64(N)
     Bu = uint64(B)
     last = Nu - one
+    n_table = uint64(p.n_table_types)
     for j in range(Nu):
         base = Bu * j
         v = y[base + one]
@@ -170,7 +218,10 @@ def ltd_eval(t, y, p, dydt, rec, record):
         if j < last:
             e = y[base + Bu]
             de = v - y[base + Bu + one]
-            f_rear = connection_force(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+            if ni and p.conn_type[j] >= n_table:   # noninertial coupler, solved before the loop
+                f_rear = p.ni_conn[j, NC_F]
+            else:
+                f_rear = connection_force(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
             dydt[base + Bu] = de
             w_c += f_rear * de
         hl = p.half_len[j]
@@ -266,10 +317,15 @@ def ltd_observe(t, y, p, acc):
     acc[ACC_VMAX] = vmax
     acc[ACC_VMIN] = vmin
     h = ACC_HEAD
+    s_k = y[0]   # centre of vehicle k (noninertial connections need it)
     for k in range(M):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
-        f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        if p.conn_type[k] < p.n_table_types:
+            f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        else:
+            f = _noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
+        s_k -= p.center_dist[k] + e
         if f > acc[h + k]:
             acc[h + k] = f
             if f > acc[ACC_FMAX]:

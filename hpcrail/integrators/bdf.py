@@ -1,0 +1,382 @@
+"""Variable-order (1-5), variable-step BDF and NDF ("ode15s") in numba.
+
+The quasi-constant step-size formulation of Shampine & Reichelt (1997) as in MATLAB's ode15s and
+scipy's ``BDF``: the solution history is kept as modified divided (backward) differences D of the
+interpolating polynomial at the current step size; a step-size change multiplies D by the
+matrix R·U (``change_D``).  The implicit equation of order k
+
+    M [(1 − κ_k) γ_k (y_{n+1} − y⁽⁰⁾_{n+1}) + Σ_{j=1..k} γ_j ∇^j y_n] = h f(t_{n+1}, y_{n+1}),
+    γ_j = Σ_{i=1..j} 1/i,   y⁽⁰⁾ = Σ_{j=0..k} D_j (predictor)
+
+is solved by simplified Newton on M/c − J, c = h/α_k, α_k = (1 − κ_k)γ_k, with the bordered-band
+sparse LU of :mod:`hpcrail.integrators.linalg` (train chains: banded/block-tridiagonal).  κ = 0
+gives BDF; the NDF values κ = (−0.1850, −1/9, −0.0823, −0.0415, 0) (ode15s) trade a little
+stability for a smaller error constant.  Error estimate (κ_k γ_k + 1/(k+1))·(y_{n+1} − y⁽⁰⁾); the
+order is chosen among k−1, k, k+1 after k+1 steps at constant step; step-size increases below 20 %
+at unchanged order are not taken (the LU factors are kept).  Dense output: the interpolating
+polynomial of order k.  Index-1 DAEs with a diagonal, singular M (paper 000's "BDF with DAE").
+
+Sources: Shampine & Reichelt, SIAM J. Sci. Comput. 18 (1997) 1-22 (ode15s); HNW II §III.5, §VI.2;
+scipy ``integrate._ivp.bdf`` (algorithm and constants); paper 000 (ode15s, SODASRT2), paper 004.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from hpcrail._numba import JIT
+from hpcrail.integrators.common import (
+    EPS, dense_needed, finish_step, initial_step, rms_norm, samples_at_t,
+)
+from hpcrail.integrators.contract import (
+    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
+    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS,
+    STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+)
+from hpcrail.integrators.linalg import SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py
+from hpcrail.integrators.newton import (
+    NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, newton_solve,
+)
+
+MAX_ORDER = 5
+_N_SCAL = 8
+_SC_ORDER, _SC_NEQ, _SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID = range(7)
+
+_KAPPA = np.array([0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0])
+_GAMMA = np.concatenate((np.zeros(1), np.cumsum(1.0 / np.arange(1, MAX_ORDER + 1))))
+
+
+def bdf_state_size(n: int, spec) -> int:
+    """t, h, init, f (n), events, scalars, D ((MAX_ORDER+3)·n), J, LU, pivots."""
+    L = lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB]))
+    return 3 + n + int(spec[SP_NEV]) + _N_SCAL + (MAX_ORDER + 3) * n + 2 * L + n
+
+
+@njit(**JIT)
+def _compute_R(order, factor, R):
+    """R[i, j] = Π_{m=1..i} (m − 1 − factor·j)/m  (i, j = 0..order) (Shampine & Reichelt eq 2.?)."""
+    for j in range(order + 1):
+        R[0, j] = 1.0
+    for i in range(1, order + 1):
+        R[i, 0] = 0.0
+        for j in range(1, order + 1):
+            R[i, j] = R[i - 1, j] * (i - 1 - factor * j) / i
+    # column 0 of rows ≥ 1 is the product with j = 0: Π (m − 1)/m = 0 for i ≥ 1 (m = 1 term)
+
+
+@njit(**JIT)
+def change_D(D, order, factor, tmp):
+    """Rescale the difference array D[0:order+1] from step h to factor·h (D ← (R U)ᵀ D)."""
+    R = np.empty((order + 1, order + 1))
+    U = np.empty((order + 1, order + 1))
+    _compute_R(order, factor, R)
+    _compute_R(order, 1.0, U)
+    RU = R @ U
+    n = D.shape[1]
+    for j in range(order + 1):
+        for i in range(n):
+            tmp[j, i] = D[j, i]
+    for j in range(order + 1):
+        for i in range(n):
+            acc = 0.0
+            for k in range(order + 1):
+                acc += RU[k, j] * tmp[k, i]
+            D[j, i] = acc
+
+
+@njit(**JIT)
+def _bdf_dense(D, order, Q):
+    """Monomial coefficients in θ ∈ [0, 1] (t = t_old + θh) of the interpolating polynomial
+    y = D_0 + Σ_j D_j Π_{m<j} (θ − 1 + m)/(m + 1)."""
+    n = D.shape[1]
+    P = np.zeros((order + 1, order + 1))
+    P[0, 0] = 1.0
+    for j in range(1, order + 1):
+        m = j - 1
+        a = (m - 1.0) / (m + 1.0)
+        b = 1.0 / (m + 1.0)
+        for i in range(j + 1):
+            v = a * P[j - 1, i]
+            if i > 0:
+                v += b * P[j - 1, i - 1]
+            P[j, i] = v
+    for i in range(order + 1):
+        for q in range(n):
+            acc = 0.0
+            for j in range(i, order + 1):
+                acc += P[j, i] * D[j, q]
+            Q[i, q] = acc
+
+
+@njit(**JIT)
+def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+        settings, atol, rtolv, mass, spec, ev_out):
+    """Variable-order BDF / NDF; ``settings[6]`` highest order (1-5), ``settings[7]`` 1 for NDF,
+    ``settings[8:10]`` Newton tolerance and iterations (default 4).  See the module docstring."""
+    n = y.size
+    nev = spec[SP_NEV]
+    L = lin_size(spec)
+    max_order = min(MAX_ORDER, max(1, int(settings[SET_OPT0]))) if settings[SET_OPT0] > 0.0 else MAX_ORDER
+    ndf = settings[SET_OPT0 + 1] > 0.5
+    rtol = settings[SET_RTOL]
+    hmin = settings[SET_HMIN]
+    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
+    max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
+    tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
+    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
+    max_upd = int(settings[SET_NEWTON_JUPD])
+    kappa = np.zeros(MAX_ORDER + 1)
+    if ndf:
+        for k in range(MAX_ORDER + 1):
+            kappa[k] = _KAPPA[k]
+    gamma = _GAMMA
+    alpha = np.empty(MAX_ORDER + 1)
+    error_const = np.empty(MAX_ORDER + 2)
+    for k in range(MAX_ORDER + 1):
+        alpha[k] = (1.0 - kappa[k]) * gamma[k]
+        error_const[k] = kappa[k] * gamma[k] + 1.0 / (k + 1)
+    error_const[MAX_ORDER + 1] = 1.0 / (MAX_ORDER + 2)
+    # ---- persistent state
+    t = tstate[TS_T]
+    f = tstate[TS_F0:TS_F0 + n]
+    og = TS_F0 + n
+    g0 = tstate[og:og + nev]
+    osc = og + nev
+    sc = tstate[osc:osc + _N_SCAL]
+    od = osc + _N_SCAL
+    D = tstate[od:od + (MAX_ORDER + 3) * n].reshape((MAX_ORDER + 3, n))
+    oj = od + (MAX_ORDER + 3) * n
+    J = tstate[oj:oj + L]
+    LU = tstate[oj + L:oj + 2 * L]
+    piv = tstate[oj + 2 * L:oj + 2 * L + n].view(np.int64)
+    # ---- work
+    nnz = spec[SP_NNZ]
+    vals = np.empty(max(nnz, 1))
+    ytmp = np.empty(n)
+    ftmp = np.empty(n)
+    tmp = np.empty(n)
+    dz = np.empty(n)
+    base = np.empty(n)
+    ypred = np.empty(n)
+    ynew = np.empty(n)
+    scale = np.empty(n)
+    dtmp = np.empty((MAX_ORDER + 3, n))
+    Q = np.empty((MAX_ORDER + 1, n))
+    g1 = np.empty(nev)
+    gtmp = np.empty(nev)
+    roots = np.empty(nev)
+    if tstate[TS_FVALID] == 0.0:
+        rhs(t, y, params, f)
+        stats[ST_NFEV] += 1
+        if nev > 0:
+            events(t, y, params, g0)
+        h0 = settings[SET_STEP]
+        if h0 <= 0.0:
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 1.0, mass, stats)
+        h0 = min(h0, hmax)
+        for i in range(n):
+            D[0, i] = y[i]
+            D[1, i] = h0 * f[i] / mass[i] if mass[i] != 0.0 else 0.0
+        for k in range(2, MAX_ORDER + 3):
+            for i in range(n):
+                D[k, i] = 0.0
+        sc[_SC_ORDER] = 1.0
+        sc[_SC_NEQ] = 0.0
+        sc[_SC_LU_C] = 0.0
+        sc[_SC_CURJAC] = 0.0
+        sc[_SC_ETA] = 1.0
+        sc[_SC_RECOMP] = 0.0
+        sc[_SC_JVALID] = 0.0
+        tstate[TS_H] = h0
+        tstate[TS_FVALID] = 1.0
+    h = tstate[TS_H]
+    order = int(sc[_SC_ORDER])
+    n_equal = int(sc[_SC_NEQ])
+    status = RUNNING
+    while True:
+        samples_at_t(t, y, t_out, Y_out, iout)
+        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
+            status = DONE
+            break
+        if t >= t_pause:
+            break
+        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
+            status = MAX_STEPS
+            break
+        min_step = max(hmin, 10.0 * EPS * max(abs(t), 1e-300))
+        if h > hmax:
+            change_D(D, order, hmax / h, dtmp)
+            h = hmax
+            n_equal = 0
+        accepted = False
+        newton_failed = False
+        nonfinite = False
+        jac_fresh = False
+        iters = 0
+        err_norm = 0.0
+        t_new = t
+        while not accepted:
+            if h < min_step:
+                break
+            t_new = t + h
+            if t_new >= t_final or t_final - t_new <= 1e-12 * max(1.0, abs(t_final)):
+                t_new = t_final
+                change_D(D, order, (t_new - t) / h, dtmp)
+                n_equal = 0
+                h = t_new - t
+            for i in range(n):
+                acc_i = 0.0
+                for k in range(order + 1):
+                    acc_i += D[k, i]
+                ypred[i] = acc_i
+                scale[i] = atol[i] + rtolv[i] * abs(acc_i)
+            # base such that  (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
+            for i in range(n):
+                psi = 0.0
+                for k in range(1, order + 1):
+                    psi += gamma[k] * D[k, i]
+                base[i] = ypred[i] - psi / alpha[order]
+            cc = alpha[order] / h
+            if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0:
+                if spec[SP_HAS_JAC] == 0:
+                    rhs(t_new, ypred, params, ftmp)
+                    stats[ST_NFEV] += 1
+                    for i in range(n):
+                        f[i] = ftmp[i]
+                evaluate_jacobian(rhs, jac, params, t_new, ypred, f, spec, J, vals, ytmp, ftmp, stats)
+                sc[_SC_JVALID] = 1.0
+                sc[_SC_CURJAC] = 1.0
+                sc[_SC_RECOMP] = 0.0
+                sc[_SC_LU_C] = 0.0
+                jac_fresh = True
+            if sc[_SC_LU_C] != cc:
+                if not factorise(J, LU, cc, mass, spec, piv, tmp, stats):
+                    sc[_SC_LU_C] = 0.0
+                    code = NEWTON_NONFINITE
+                else:
+                    sc[_SC_LU_C] = cc
+                    code = NEWTON_CONVERGED
+            else:
+                code = NEWTON_CONVERGED
+            if code == NEWTON_CONVERGED:
+                for i in range(n):
+                    ynew[i] = ypred[i]
+                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, mass, J, LU, piv, spec,
+                                                     scale, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals, ytmp, f,
+                                                     max_upd, stats)
+                sc[_SC_ETA] = eta
+                if upd > 0:
+                    sc[_SC_CURJAC] = 1.0
+                    jac_fresh = True
+                    if code == NEWTON_NONFINITE:
+                        sc[_SC_LU_C] = 0.0
+            if code != NEWTON_CONVERGED:
+                stats[ST_REJECTED] += 1
+                stats[ST_NFAIL] += 1
+                if not jac_fresh and code != NEWTON_NONFINITE:
+                    # retry with the Jacobian at the iterate where Newton stalled (a kink of a
+                    # non-smooth model may lie between the predictor and the solution)
+                    if spec[SP_HAS_JAC] == 0:
+                        rhs(t_new, ynew, params, f)
+                        stats[ST_NFEV] += 1
+                    evaluate_jacobian(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, stats)
+                    sc[_SC_CURJAC] = 1.0
+                    sc[_SC_LU_C] = 0.0
+                    jac_fresh = True
+                    continue
+                jac_fresh = False
+                newton_failed = True
+                nonfinite = code == NEWTON_NONFINITE
+                change_D(D, order, 0.5, dtmp)
+                h *= 0.5
+                n_equal = 0
+                continue
+            newton_failed = False
+            safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
+            for i in range(n):
+                scale[i] = atol[i] + rtolv[i] * abs(ynew[i])
+                dz[i] = error_const[order] * (ynew[i] - ypred[i])
+            err_norm = rms_norm(dz, scale)
+            if not (err_norm <= 1.0):
+                stats[ST_REJECTED] += 1
+                fac = 0.2
+                if err_norm == err_norm:  # not NaN
+                    fac = max(0.2, safety * err_norm ** (-1.0 / (order + 1)))
+                change_D(D, order, fac, dtmp)
+                h *= fac
+                n_equal = 0
+                continue
+            accepted = True
+        if not accepted:
+            if newton_failed:
+                status = NON_FINITE if nonfinite else NEWTON_FAILURE
+            else:
+                status = STEP_UNDERFLOW
+            break
+        # ---- accept: update differences (D^{j+1} y_n = D^j y_n − D^j y_{n−1})
+        n_equal += 1
+        for i in range(n):
+            d = ynew[i] - ypred[i]
+            D[order + 2, i] = d - D[order + 1, i]
+            D[order + 1, i] = d
+        for k in range(order, -1, -1):
+            for i in range(n):
+                D[k, i] += D[k + 1, i]
+        if dense_needed(spec, obs_dt, t, t_new, t_out, iout):
+            _bdf_dense(D, order, Q)
+        hs = t_new - t
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, t_new, y, ynew, g0, g1, Q, order, t_out, Y_out, iout,
+                         ev_out, acc, stats, ytmp, gtmp, roots)
+        if th <= 1.0:
+            t = t + th * hs
+            tstate[TS_FVALID] = 0.0
+            status = EVENT_STOP
+            break
+        t = t_new
+        sc[_SC_CURJAC] = 0.0
+        if iters > 2 and sc[_SC_ETA] > 1e-3:
+            sc[_SC_RECOMP] = 1.0
+        # ---- order and step selection
+        if n_equal < order + 1:
+            continue
+        safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
+        em = 1e300
+        ep = 1e300
+        if order > 1:
+            for i in range(n):
+                dz[i] = error_const[order - 1] * D[order, i]
+            em = rms_norm(dz, scale)
+        if order < max_order:
+            for i in range(n):
+                dz[i] = error_const[order + 1] * D[order + 2, i]
+            ep = rms_norm(dz, scale)
+        fm = em ** (-1.0 / order) if em > 0.0 else 1e300
+        f0 = err_norm ** (-1.0 / (order + 1)) if err_norm > 0.0 else 1e300
+        fp = ep ** (-1.0 / (order + 2)) if ep > 0.0 else 1e300
+        if em >= 1e300:
+            fm = 0.0
+        if ep >= 1e300:
+            fp = 0.0
+        delta = 0
+        best = f0
+        if fm > best:
+            best = fm
+            delta = -1
+        if fp > best:
+            best = fp
+            delta = 1
+        factor = min(10.0, safety * best)
+        if delta == 0 and 1.0 <= factor < 1.2:
+            continue  # keep order, step and LU factors
+        order += delta
+        if t_final - t > 0.0:
+            factor = min(factor, hmax / h)
+        change_D(D, order, factor, dtmp)
+        h *= factor
+        n_equal = 0
+    sc[_SC_ORDER] = order
+    sc[_SC_NEQ] = n_equal
+    tstate[TS_T] = t
+    tstate[TS_H] = h
+    return status

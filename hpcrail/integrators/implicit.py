@@ -1,0 +1,422 @@
+"""One-step implicit methods with the shared Newton machinery (:mod:`hpcrail.integrators.newton`):
+implicit Euler and the trapezoidal rule (fixed step), TR-BDF2 (adaptive), and the state-space
+implicit-Euler recurrence of paper 001 (Jacobian factorised once).
+
+All solve ``M y' = f(t, y)`` with a diagonal, possibly singular mass matrix (index-1 DAE).
+
+ESDIRK form.  Stage i ≥ 1 of an s-stage ESDIRK tableau (explicit first stage, constant diagonal d)
+solves  M (z_i − y_n − h Σ_{j<i} a_ij K_j) = h d f(t_n + c_i h, z_i)  and sets
+K_i = (z_i − y_n − h Σ_{j<i} a_ij K_j)/(h d) (so that M K_i = f(t_i, z_i)); K_1 is the stage
+derivative of the last stage of the previous step (first-same-as-last).  All tableaux here are
+stiffly accurate: y_{n+1} = z_s.  One iteration matrix M/(hd) − J serves every stage.
+
+* implicit Euler: c = (0, 1), a = [[0], [0, 1]]; order 1, L-stable.
+* trapezoidal:    c = (0, 1), a = [[0], [½, ½]]; order 2, A-stable (not L-stable).
+* TR-BDF2 (Hosea & Shampine 1996, MATLAB ode23tb): γ = 2 − √2, d = γ/2, w = √2/4,
+  c = (0, γ, 1), a = [[0], [d, d], [w, w, d]]; order 2, L-stable; embedded 3rd-order weights
+  b̂ = ((1−w)/3, (3w+1)/3, d/3); the error estimate h Σ (b̂_i − b_i) K_i is filtered by
+  (M − hdJ)⁻¹M (Hosea & Shampine §3) and the step follows safety·err^(−1/3).
+* ESDIRK3(2) (Kværnø 2004, the "Kvaerno3" of diffrax): γ = 0.4358665215, c = (0, 2γ, 1, 1),
+  4 stages, order 3, L-stable, stiffly accurate; the third stage is the embedded order-2
+  solution; error filtered as for TR-BDF2, step ∝ err^(−1/3).
+
+Dense output: cubic Hermite from (y_n, K_1) and (y_{n+1}, K_s).  Fixed-step methods halve the
+step locally when Newton fails with a fresh Jacobian and return to the nominal step afterwards.
+
+Sources: Hairer & Wanner, *Solving ODEs II*, §IV.6 (SDIRK), §IV.8 (Newton), §VI.1 (index-1
+DAEs); Hosea & Shampine, Appl. Numer. Math. 20 (1996) 21-37; paper 001 eq (12).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from hpcrail._numba import JIT
+from hpcrail.integrators.common import (
+    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, samples_at_t, step_end,
+)
+from hpcrail.integrators.contract import (
+    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
+    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS,
+    STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+)
+from hpcrail.integrators.linalg import SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order
+from hpcrail.integrators.newton import (
+    NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, newton_solve,
+)
+from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_NB, SP_NC
+
+_N_SCAL = 8
+# scalar slots of the implicit one-step methods
+_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HNOM, _SC_JVALID, _SC_TPREV, _SC_HPREV = range(8)
+
+
+def _lsize(spec) -> int:
+    return lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB]))
+
+
+def esdirk_state_size(n: int, spec) -> int:
+    """t, h, init, K (n), events, scalars, J, LU, pivots, previous step's dense polynomial (4n)."""
+    return 3 + n + int(spec[SP_NEV]) + _N_SCAL + 2 * _lsize(spec) + 5 * n
+
+
+def linear_euler_state_size(n: int, spec) -> int:
+    return esdirk_state_size(n, spec)
+
+
+_SQ2 = math.sqrt(2.0)
+_GAM = 2.0 - _SQ2
+_D_TRB = _GAM / 2.0
+_W_TRB = _SQ2 / 4.0
+# Kværnø's ESDIRK 3(2): 4 stages, stiffly accurate, L-stable, embedded order 2 (the third stage)
+_GK = 0.43586652150845899942
+_K31 = (-4.0 * _GK ** 2 + 6.0 * _GK - 1.0) / (4.0 * _GK)
+_K32 = (-2.0 * _GK + 1.0) / (4.0 * _GK)
+_K41 = (6.0 * _GK - 1.0) / (12.0 * _GK)
+_K42 = -1.0 / ((24.0 * _GK - 12.0) * _GK)
+_K43 = (-6.0 * _GK ** 2 + 6.0 * _GK - 1.0) / (6.0 * _GK - 3.0)
+# tableaux: rows of A (stage 0 explicit), c, number of stages, error weights b_hat - b
+_A_TAB = np.array([
+    [[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0] * 4, [0.0] * 4],                       # implicit Euler
+    [[0.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.0] * 4, [0.0] * 4],                       # trapezoidal
+    [[0.0] * 4, [_D_TRB, _D_TRB, 0.0, 0.0], [_W_TRB, _W_TRB, _D_TRB, 0.0], [0.0] * 4],        # TR-BDF2
+    [[0.0] * 4, [_GK, _GK, 0.0, 0.0], [_K31, _K32, _GK, 0.0], [_K41, _K42, _K43, _GK]],       # ESDIRK3(2)
+])
+_C_TAB = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, _GAM, 1.0, 0.0], [0.0, 2.0 * _GK, 1.0, 1.0]])
+_S_TAB = np.array([2, 2, 3, 4])
+_P_TAB = np.array([1.0, 2.0, 2.0, 2.0])   # order of the embedded solution (step control exponent 1/(p+1))
+_E_TAB = np.array([[0.0] * 4, [0.0] * 4,
+                   [(1.0 - _W_TRB) / 3.0 - _W_TRB, (3.0 * _W_TRB + 1.0) / 3.0 - _W_TRB, _D_TRB / 3.0 - _D_TRB, 0.0],
+                   [_K31 - _K41, _K32 - _K42, _GK - _K43, -_GK]])
+
+
+@njit(**JIT)
+def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+           settings, atol, rtolv, mass, spec, ev_out):
+    """Implicit Euler / trapezoidal (fixed step ``settings[0]``), TR-BDF2 or ESDIRK3(2) (adaptive),
+    chosen by ``settings[6]`` (0, 1, 2, 3); see the module docstring.  Newton options in
+    ``settings[8:11]``."""
+    n = y.size
+    nev = spec[SP_NEV]
+    L = lin_size(spec)
+    scheme = int(settings[SET_OPT0])
+    A = _A_TAB[scheme]
+    C = _C_TAB[scheme]
+    E = _E_TAB[scheme]
+    ns = _S_TAB[scheme]
+    d = A[ns - 1, ns - 1]
+    adaptive = scheme >= 2
+    expo = -1.0 / (_P_TAB[scheme] + 1.0)
+    rtol = settings[SET_RTOL]
+    hmin = settings[SET_HMIN]
+    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
+    safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
+    max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
+    tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
+    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 5
+    max_upd = int(settings[SET_NEWTON_JUPD])
+    # ---- persistent state
+    t = tstate[TS_T]
+    K0 = tstate[TS_F0:TS_F0 + n]
+    og = TS_F0 + n
+    g0 = tstate[og:og + nev]
+    osc = og + nev
+    sc = tstate[osc:osc + _N_SCAL]
+    oj = osc + _N_SCAL
+    J = tstate[oj:oj + L]
+    LU = tstate[oj + L:oj + 2 * L]
+    piv = tstate[oj + 2 * L:oj + 2 * L + n].view(np.int64)
+    oq = oj + 2 * L + n
+    Qp = tstate[oq:oq + 4 * n].reshape((4, n))
+    # ---- work
+    nnz = spec[SP_NNZ]
+    vals = np.empty(max(nnz, 1))
+    f = np.empty(n)
+    ytmp = np.empty(n)
+    ftmp = np.empty(n)
+    tmp = np.empty(n)
+    dz = np.empty(n)
+    base = np.empty(n)
+    scale = np.empty(n)
+    Ks = np.empty((4, n))
+    Zs = np.empty((4, n))
+    Q = np.empty((4, n))
+    g1 = np.empty(nev)
+    gtmp = np.empty(nev)
+    roots = np.empty(nev)
+    if tstate[TS_FVALID] == 0.0:
+        rhs(t, y, params, f)
+        stats[ST_NFEV] += 1
+        for i in range(n):
+            K0[i] = f[i] / mass[i] if mass[i] != 0.0 else 0.0
+        if nev > 0:
+            events(t, y, params, g0)
+        sc[_SC_LU_C] = 0.0
+        sc[_SC_CURJAC] = 0.0
+        sc[_SC_JVALID] = 0.0
+        sc[_SC_ETA] = 1.0
+        sc[_SC_RECOMP] = 0.0
+        sc[_SC_HPREV] = 0.0
+        h0 = settings[SET_STEP]
+        if adaptive and h0 <= 0.0:
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 2.0, mass, stats)
+        tstate[TS_H] = min(h0, hmax)
+        sc[_SC_HNOM] = settings[SET_STEP]
+        tstate[TS_FVALID] = 1.0
+    h = tstate[TS_H]
+    status = RUNNING
+    rejected_last = False
+    newton_failed = False
+    jac_fresh = False   # the Jacobian was evaluated during the current step attempt
+    while True:
+        samples_at_t(t, y, t_out, Y_out, iout)
+        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
+            status = DONE
+            break
+        if t >= t_pause:
+            break
+        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
+            status = MAX_STEPS
+            break
+        if h < max(hmin, 16.0 * EPS * abs(t)):
+            status = NEWTON_FAILURE if newton_failed else STEP_UNDERFLOW
+            break
+        hs, tn = step_end(t, h, t_final, not adaptive)
+        c = 1.0 / (hs * d)
+        # Jacobian and iteration matrix
+        if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0:
+            if spec[SP_HAS_JAC] == 0:
+                rhs(t, y, params, f)
+                stats[ST_NFEV] += 1
+            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+            sc[_SC_JVALID] = 1.0
+            sc[_SC_CURJAC] = 1.0
+            sc[_SC_RECOMP] = 0.0
+            sc[_SC_LU_C] = 0.0
+            jac_fresh = True
+        if abs(sc[_SC_LU_C] - c) > 1e-9 * c:
+            if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
+                sc[_SC_LU_C] = 0.0
+                stats[ST_REJECTED] += 1
+                newton_failed = True
+                h = 0.5 * hs
+                continue
+            sc[_SC_LU_C] = c
+        for i in range(n):
+            scale[i] = atol[i] + rtolv[i] * abs(y[i])
+        for i in range(n):
+            Ks[0, i] = K0[i]
+        code = NEWTON_CONVERGED
+        iters_max = 0
+        s_fail = 0
+        for s in range(1, ns):
+            for i in range(n):
+                acc_i = 0.0
+                for j in range(s):
+                    acc_i += A[s, j] * Ks[j, i]
+                base[i] = y[i] + hs * acc_i
+            if sc[_SC_HPREV] > 0.0:
+                # predictor: the previous step's interpolant extrapolated to the stage time
+                th_p = (t + C[s] * hs - sc[_SC_TPREV]) / sc[_SC_HPREV]
+                for i in range(n):
+                    Zs[s, i] = ((Qp[3, i] * th_p + Qp[2, i]) * th_p + Qp[1, i]) * th_p + Qp[0, i]
+            else:
+                for i in range(n):
+                    Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
+            code, iters, eta, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, mass, J, LU,
+                                                 piv, spec, scale, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
+                                                 ytmp, ftmp, max_upd, stats)
+            sc[_SC_ETA] = eta
+            if upd > 0:
+                sc[_SC_CURJAC] = 1.0
+                jac_fresh = True
+                if code == NEWTON_NONFINITE:
+                    sc[_SC_LU_C] = 0.0
+            iters_max = max(iters_max, iters)
+            if code != NEWTON_CONVERGED:
+                s_fail = s
+                break
+            for i in range(n):
+                Ks[s, i] = (Zs[s, i] - base[i]) * c
+        if code != NEWTON_CONVERGED:
+            stats[ST_REJECTED] += 1
+            stats[ST_NFAIL] += 1
+            if not jac_fresh and code != NEWTON_NONFINITE:
+                # retry once with the Jacobian at the iterate where Newton stalled: a non-smooth
+                # model (coupler slack, friction band) may have crossed a kink within the step
+                ts_ = t + C[s_fail] * hs
+                if spec[SP_HAS_JAC] == 0:
+                    rhs(ts_, Zs[s_fail], params, f)
+                    stats[ST_NFEV] += 1
+                evaluate_jacobian(rhs, jac, params, ts_, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, stats)
+                sc[_SC_CURJAC] = 1.0
+                sc[_SC_LU_C] = 0.0
+                jac_fresh = True
+                continue
+            jac_fresh = False
+            newton_failed = True
+            if code == NEWTON_NONFINITE and h * 0.5 < max(hmin, 16.0 * EPS * abs(t)):
+                status = NON_FINITE
+                break
+            h = 0.5 * hs
+            rejected_last = True
+            continue
+        y1 = Zs[ns - 1]
+        fac = 1.0
+        if adaptive:
+            for i in range(n):
+                e = 0.0
+                for s in range(ns):
+                    e += E[s] * Ks[s, i]
+                dz[i] = hs * e * mass[i] * c
+            solve_state_order(LU, spec, piv, dz, tmp)
+            for i in range(n):
+                scale[i] = atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i]))
+            err = rms_norm(dz, scale)
+            if not math.isfinite(err):
+                err = 1e10
+            if err > 1.0:
+                stats[ST_REJECTED] += 1
+                h = hs * max(0.2, safety * err ** expo)
+                rejected_last = True
+                newton_failed = False
+                continue
+            fac = 5.0 if err == 0.0 else min(5.0, safety * err ** expo)
+            if rejected_last:
+                fac = min(1.0, fac)
+            if fac < 1.2:
+                fac = 1.0
+        # accept (the interpolant also predicts the next step's stages)
+        hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
+                         acc, stats, ytmp, gtmp, roots)
+        if th <= 1.0:
+            t = t + th * hs
+            tstate[TS_FVALID] = 0.0
+            status = EVENT_STOP
+            break
+        for i in range(n):
+            K0[i] = Ks[ns - 1, i]
+        for k in range(4):
+            for i in range(n):
+                Qp[k, i] = Q[k, i]
+        sc[_SC_TPREV] = t
+        sc[_SC_HPREV] = hs
+        t = tn
+        sc[_SC_CURJAC] = 0.0
+        jac_fresh = False
+        if iters_max > 2 and sc[_SC_ETA] > 1e-3:
+            sc[_SC_RECOMP] = 1.0
+        rejected_last = False
+        newton_failed = False
+        if adaptive:
+            h = min(hmax, hs * fac)
+        else:
+            h = min(sc[_SC_HNOM], 2.0 * h)
+    tstate[TS_T] = t
+    tstate[TS_H] = h
+    return status
+
+
+@njit(**JIT)
+def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+                 settings, atol, rtolv, mass, spec, ev_out):
+    """State-space implicit-Euler recurrence of paper 001 eq (12), fixed step ``settings[0]``.
+
+    With A = ∂f/∂y evaluated **once** at (t0, y0) and factorised once:
+    (M/h − A) Δ_k = f(t_k, y_{k−1}),  y_k = y_{k−1} + Δ_k.
+    For a linear system M y' = A y + b(t) this is exactly implicit Euler
+    (paper: Ẋ_k = (I − AΔt)⁻¹(A X_{k−1} + B U_k), X_k = X_{k−1} + Δt Ẋ_k), one RHS evaluation and
+    one back-substitution per step; for a nonlinear f it is the linearly implicit Euler method
+    (a W-method of order 1 for any A).  The last step, shortened to land on ``t_final``, refactorises.
+    ``settings[6]`` = k > 0 re-evaluates A every k steps (k = 1: the linearly implicit, Rosenbrock-
+    Euler method, usable on nonlinear stiff models); 0 (default) keeps the paper's single factorisation.
+    Dense output: linear interpolation (first-order method).
+    """
+    n = y.size
+    nev = spec[SP_NEV]
+    L = lin_size(spec)
+    h = settings[SET_STEP]
+    max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
+    jac_every = int(settings[SET_OPT0])
+    t = tstate[TS_T]
+    f = tstate[TS_F0:TS_F0 + n]
+    og = TS_F0 + n
+    g0 = tstate[og:og + nev]
+    osc = og + nev
+    sc = tstate[osc:osc + _N_SCAL]
+    oj = osc + _N_SCAL
+    J = tstate[oj:oj + L]
+    LU = tstate[oj + L:oj + 2 * L]
+    piv = tstate[oj + 2 * L:oj + 2 * L + n].view(np.int64)
+    nnz = spec[SP_NNZ]
+    vals = np.empty(max(nnz, 1))
+    ytmp = np.empty(n)
+    ftmp = np.empty(n)
+    tmp = np.empty(n)
+    y1 = np.empty(n)
+    dz = np.empty(n)
+    Q = np.empty((2, n))
+    g1 = np.empty(nev)
+    gtmp = np.empty(nev)
+    roots = np.empty(nev)
+    if tstate[TS_FVALID] == 0.0:
+        rhs(t, y, params, f)
+        stats[ST_NFEV] += 1
+        if nev > 0:
+            events(t, y, params, g0)
+        evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+        sc[_SC_LU_C] = 0.0
+        tstate[TS_FVALID] = 1.0
+    status = RUNNING
+    while True:
+        samples_at_t(t, y, t_out, Y_out, iout)
+        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
+            status = DONE
+            break
+        if t >= t_pause:
+            break
+        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
+            status = MAX_STEPS
+            break
+        hs, tn = step_end(t, h, t_final, True)
+        c = 1.0 / hs
+        if jac_every > 0 and stats[ST_STEPS] % jac_every == 0 and stats[ST_STEPS] > 0:
+            rhs(t, y, params, f)
+            stats[ST_NFEV] += 1
+            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+            sc[_SC_LU_C] = 0.0
+        if abs(sc[_SC_LU_C] - c) > 1e-9 * c:
+            if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
+                status = NEWTON_FAILURE
+                break
+            sc[_SC_LU_C] = c
+        rhs(tn, y, params, dz)
+        stats[ST_NFEV] += 1
+        solve_state_order(LU, spec, piv, dz, tmp)
+        s = 0.0
+        for i in range(n):
+            y1[i] = y[i] + dz[i]
+            s += dz[i] * 0.0
+        if s != 0.0:
+            status = NON_FINITE
+            break
+        if dense_needed(spec, obs_dt, t, tn, t_out, iout):
+            for i in range(n):
+                Q[0, i] = y[i]
+                Q[1, i] = dz[i]
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 1, t_out, Y_out, iout, ev_out,
+                         acc, stats, ytmp, gtmp, roots)
+        if th <= 1.0:
+            t = t + th * hs
+            tstate[TS_FVALID] = 0.0
+            status = EVENT_STOP
+            break
+        t = tn
+    tstate[TS_T] = t
+    tstate[TS_H] = h
+    return status

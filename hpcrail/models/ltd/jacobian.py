@@ -1,0 +1,314 @@
+"""Sparsity pattern of the LTD Jacobian ∂f/∂y (and, below, its analytic values).
+
+The state layout of :mod:`hpcrail.models.ltd.build` is vehicle-major, so ∂f/∂y is banded in the
+natural order (lower = upper = B, B the block size) except for the applied-notch column (every
+locomotive's tractive force depends on it), which the integrators keep as a dense border.
+
+Values are written per vehicle into ``S`` fixed slots (``S = 8`` without, 13 with the air brake),
+vehicle j's slots at ``vals[S*j : S*j + S]``, then the tail slots:
+
+====  ===========================  ===================================================
+slot  entry (row, column)          meaning
+====  ===========================  ===================================================
+0     (e_j, v_{j−1}) / (s_1, v_1)  extension rate ė_j = v_{j−1} − v_j (j ≥ 1); ṡ_1 = v_1
+1     (e_j, v_j)                   (j ≥ 1)
+2     (v_j, v_j)                   coupler damping, resistance, traction-speed slope
+3     (v_j, v_{j−1})               front connection rate (j ≥ 1)
+4     (v_j, e_j)                   front connection stiffness (j ≥ 1)
+5     (v_j, e_{j+1})               rear connection stiffness (j ≤ N−2)
+6     (v_j, v_{j+1})               rear connection rate (j ≤ N−2)
+7     (v_j, notch)                 tractive force per notch (locomotives)
+8     (v_j, p_j)                   air brake: shoe force per cylinder pressure
+9     (b_j, b_j)                   brake-pipe signal
+10    (b_j, b_{j−1})               signal from upstream (j ≥ 1)
+11    (p_j, b_j)                   cylinder pressure lag
+12    (p_j, p_j)
+====  ===========================  ===================================================
+
+tail: (notch, notch), (notch, s_1) (distance-based schedule), then the diagonal of the four work
+integrals (their rows depend on the whole train but no state depends on them: leaving their
+off-diagonal entries out costs the Newton iteration nothing, see :func:`ltd_jacobian_pattern`).
+
+Neglected everywhere: the dependence of each vehicle's grade and curvature on its position (the
+lead position and every extension ahead of it).  It is zero except while a vehicle straddles a
+grade or curvature change, where it is at most m·g·Δi/L ≈ 1e3 N/m against coupler stiffnesses of
+1e6-1e8 N/m.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+N_SLOTS_PLAIN = 8
+N_SLOTS_AIR = 13
+N_TAIL = 6
+
+#: relative-tolerance factor of the speed states (see :func:`ltd_rtol_scale`)
+SPEED_RTOL_FACTOR = 0.05
+
+
+def ltd_rtol_scale(p, n_states: int) -> np.ndarray:
+    """Per-state factor on the relative tolerance, float64[n].
+
+    In-train forces depend on the *difference* of neighbouring speeds, through the draft gears'
+    transition band v_ε ≈ 0.01 m/s, while the speeds themselves are ~20 m/s: a relative tolerance
+    applied to |v| would allow speed errors of rtol·20 m/s, a sizeable fraction of v_ε.  The speeds
+    therefore get rtol × ``SPEED_RTOL_FACTOR`` (0.05: relative speed errors measured against
+    ~1 m/s); every other state keeps the user's rtol.  (Measured on train 4: the envelope error
+    at rtol = 1e-4 halves for ~40 % more RHS evaluations, docs/performance.md.)
+    """
+    r = np.ones(n_states)
+    r[1:p.block * p.n_veh:p.block] = SPEED_RTOL_FACTOR
+    return r
+
+
+def slots_per_vehicle(p) -> int:
+    return N_SLOTS_AIR if p.air_brake else N_SLOTS_PLAIN
+
+
+def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, cols, border)`` of the LTD Jacobian for parameters ``p`` (:class:`LTDParams`).
+
+    ``rows``/``cols``: int64[S·N + 6] (−1 for slots that do not exist for a vehicle);
+    ``border``: int64[1], the applied-notch state.  The work-integral rows keep only their
+    diagonal (zero): nothing depends on those states, so a Newton iteration converges without
+    their off-diagonal entries (they lag one iteration behind the train states).
+    """
+    N, B = p.n_veh, p.block
+    S = slots_per_vehicle(p)
+    rows = -np.ones(S * N + N_TAIL, np.int64)
+    cols = -np.ones(S * N + N_TAIL, np.int64)
+    inotch = p.i_notch
+    for j in range(N):
+        b = B * j
+        k = S * j
+
+        def put(slot, r, c):
+            rows[k + slot] = r
+            cols[k + slot] = c
+
+        if j == 0:
+            put(0, 0, 1)
+        else:
+            put(0, b, b - B + 1)
+            put(1, b, b + 1)
+            put(3, b + 1, b - B + 1)
+            put(4, b + 1, b)
+        put(2, b + 1, b + 1)
+        if j < N - 1:
+            put(5, b + 1, b + B)
+            put(6, b + 1, b + B + 1)
+        if p.loco_type[j] >= 0:
+            put(7, b + 1, inotch)
+        if p.air_brake:
+            put(8, b + 1, b + 3)
+            put(9, b + 2, b + 2)
+            if j > 0:
+                put(10, b + 2, b - B + 2)
+            put(11, b + 3, b + 2)
+            put(12, b + 3, b + 3)
+    k = S * N
+    rows[k], cols[k] = inotch, inotch
+    if p.basis == 1:
+        rows[k + 1], cols[k + 1] = inotch, 0
+    if p.i_energy >= 0:
+        for q in range(4):
+            rows[k + 2 + q] = cols[k + 2 + q] = p.i_energy + q
+    assert n_states == B * N + 1 + (4 if p.i_energy >= 0 else 0)
+    return rows, cols, np.array([inotch], np.int64)
+
+
+# ================================================================================================
+# analytic values (numba)
+# ================================================================================================
+from numba import njit, uint64  # noqa: E402
+
+from hpcrail._numba import JIT, JIT_NRT_FREE  # noqa: E402
+from hpcrail.models.couplers.hysteretic import connection_force_jac  # noqa: E402
+from hpcrail.models.ltd.kernel import route_means, schedule_index  # noqa: E402
+
+
+@njit(inline="always", **JIT)
+def _table_d(tab, lt, k, nv, dv, speed):
+    """(value, d value/d speed) of a traction table row (see ``kernel._table3``)."""
+    u = speed / dv
+    i = int(u)
+    if i >= nv - 1:
+        return tab[lt, k, nv - 1], 0.0
+    w = u - i
+    a = tab[lt, k, i]
+    b = tab[lt, k, i + 1]
+    return a * (1.0 - w) + b * w, (b - a) / dv
+
+
+@njit(inline="always", **JIT)
+def tractive_force_jac(p, j, v, notch):
+    """``(F, ∂F/∂v, ∂F/∂notch)`` of ``kernel.tractive_force`` (same arguments)."""
+    lt = p.loco_type[j]
+    speed = abs(v)
+    sv = 1.0 if v >= 0.0 else -1.0
+    nv = p.trac_nv[lt]
+    dv = p.trac_dv[lt]
+    if notch >= 0.0:
+        nk = p.trac_nk[lt]
+        a = min(notch, float(nk))
+        da = 1.0 if notch < nk else 0.0
+        k0 = int(a)
+        fr = a - k0
+        k1 = min(k0 + 1, nk)
+        f, fs = _table_d(p.trac, lt, k0, nv, dv, speed)
+        f1, fs1 = _table_d(p.trac, lt, k1, nv, dv, speed)
+        dfn = (f1 - f) * da
+        if fr > 0.0:
+            f += fr * (f1 - f)
+            fs += fr * (fs1 - fs)
+        pm = p.p_max[lt]
+        if pm > 0.0 and speed > 0.0:
+            plim = pm * a / nk / speed
+            if f > plim:
+                f = plim
+                fs = -plim / speed
+                dfn = pm / nk / speed * da
+        if f > p.f_adhesion[j]:
+            return p.f_adhesion[j], 0.0, 0.0
+        return f, fs * sv, dfn
+    nk = p.dynb_nk[lt]
+    if nk == 0:
+        return 0.0, 0.0, 0.0
+    a = min(-notch, float(nk))
+    da = -1.0 if -notch < nk else 0.0
+    k0 = int(a)
+    fr = a - k0
+    k1 = min(k0 + 1, nk)
+    f, fs = _table_d(p.dynb, lt, k0, nv, dv, speed)
+    f1, fs1 = _table_d(p.dynb, lt, k1, nv, dv, speed)
+    dfn = (f1 - f) * da
+    if fr > 0.0:
+        f += fr * (f1 - f)
+        fs += fr * (fs1 - fs)
+    if f > p.f_adhesion[j]:
+        f = p.f_adhesion[j]
+        fs = 0.0
+        dfn = 0.0
+    if v < 0.0:
+        return f, fs * sv, dfn
+    return -f, -fs * sv, -dfn
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_jac(t, y, p, vals):
+    """Analytic Jacobian ∂f/∂y of ``kernel.ltd_rhs`` at (t, y), written into the slots of
+    :func:`ltd_jacobian_pattern` (float64[S·N + 6]).  Mirrors ``kernel.ltd_eval`` branch by
+    branch (slack, tables, transition band, standstill clamp, power/adhesion limits, air-brake
+    phases); the grade/curvature dependence on position is neglected (module docstring).
+    Source: derivatives of paper 000 eqs (5)-(7) as implemented in the kernel."""
+    N = p.n_veh
+    B = p.block
+    S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
+    for k in range(vals.size):
+        vals[k] = 0.0
+    ic = schedule_index(p, t, y)
+    cmd_notch = p.sched_notch[ic]
+    cmd_brake = p.sched_brake[ic]
+    notch = y[p.i_notch]
+    air = p.air_brake != 0
+    one = uint64(1)
+    Nu = uint64(N)
+    Bu = uint64(B)
+    last = Nu - one
+    f_front = 0.0
+    dff_de = 0.0    # ∂F_front/∂e_j
+    dff_dde = 0.0   # ∂F_front/∂ė_j (ė_j = v_{j−1} − v_j)
+    upstream = cmd_brake
+    s = y[0]
+    for j in range(Nu):
+        base = Bu * j
+        k = uint64(S) * j
+        v = y[base + one]
+        e = 0.0
+        f_rear = 0.0
+        dfr_de = 0.0
+        dfr_dde = 0.0
+        if j < last:
+            e = y[base + Bu]
+            de = v - y[base + Bu + one]
+            f_rear, dfr_de, dfr_dde = connection_force_jac(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar,
+                                                           p.conn_fm, p.conn_fa)
+        # kinematic rows: ṡ_1 = v_1, ė_j = v_{j−1} − v_j
+        if j == 0:
+            vals[k] = 1.0
+        else:
+            vals[k] = 1.0
+            vals[k + one] = -1.0
+        f_tr = 0.0
+        dtr_dv = 0.0
+        dtr_dn = 0.0
+        if p.loco_type[j] >= 0:
+            f_tr, dtr_dv, dtr_dn = tractive_force_jac(p, j, v, notch)
+        f_brk = 0.0
+        dbrk_dv = 0.0
+        dbrk_dp = 0.0
+        if air:
+            b = y[base + uint64(2)]
+            pc = y[base + uint64(3)]
+            if upstream > b:
+                c = p.ab_c_emergency if upstream > p.ab_emergency_level else p.ab_c_service
+            else:
+                c = p.ab_c_release
+            vals[k + uint64(9)] = -c / p.link_len[j]
+            if j > 0:
+                vals[k + uint64(10)] = c / p.link_len[j]
+            if b > pc:
+                tau = p.ab_tau_emergency if b > p.ab_emergency_level else p.ab_tau_apply
+            else:
+                tau = p.ab_tau_release
+            vals[k + uint64(11)] = 1.0 / tau
+            vals[k + uint64(12)] = -1.0 / tau
+            upstream = b
+            if pc > 0.0:
+                sp = abs(v)
+                den = 1.0 + p.mu_b[j] * sp
+                mu = p.mu0[j] * (1.0 + p.mu_a[j] * sp) / den
+                f_brk = mu * p.shoe_full[j] * pc
+                dbrk_dp = mu * p.shoe_full[j]
+                dmu = p.mu0[j] * (p.mu_a[j] - p.mu_b[j]) / (den * den)
+                dbrk_dv = dmu * p.shoe_full[j] * pc * (1.0 if v >= 0.0 else -1.0)
+        # grade and curvature at the vehicle's position (values only: their position derivative is
+        # neglected) decide, with the forces, which side of the standstill clamp the vehicle is on
+        hl = p.half_len[j]
+        slope, kappa = route_means(p.route_hk, p.route_sk, p.route_s0, p.route_inv_ds, p.inv_len[j], s - hl, s + hl)
+        r_static = p.r0[j] + p.rcurve[j] * kappa
+        r_s = r_static + f_brk
+        av = abs(v)
+        f_speed = (p.r1[j] + p.r2[j] * av) * v
+        df_speed = p.r1[j] + 2.0 * p.r2[j] * av
+        f_grade = p.mass[j] * 9.81 * slope
+        f_other = f_tr + f_front - f_rear - f_grade - f_speed
+        f_fric = f_other + p.k_stand[j] * v
+        im = p.inv_mass_eff[j]
+        if f_fric > r_s or f_fric < -r_s:
+            sg = 1.0 if f_fric > r_s else -1.0   # f_fric = ±r_s
+            # a = (f_other ∓ r_s)/m
+            vals[k + uint64(2)] = (dtr_dv - dff_dde - dfr_dde - df_speed - sg * dbrk_dv) * im
+            if j > 0:
+                vals[k + uint64(3)] = dff_dde * im
+                vals[k + uint64(4)] = dff_de * im
+            if j < last:
+                vals[k + uint64(5)] = -dfr_de * im
+                vals[k + uint64(6)] = dfr_dde * im
+            if p.loco_type[j] >= 0:
+                vals[k + uint64(7)] = dtr_dn * im
+            if air:
+                vals[k + uint64(8)] = -sg * dbrk_dp * im
+        else:
+            # standstill: the friction cancels every applied force, a = −k_s v/m
+            vals[k + uint64(2)] = -p.k_stand[j] * im
+        f_front = f_rear
+        dff_de = dfr_de
+        dff_dde = dfr_dde
+        if j < last:
+            s = s - (p.center_dist[j] + e)
+    # applied notch: ṅ = clamp((cmd − n)/τ, ±rate)
+    kt = S * N
+    dn = (cmd_notch - notch) / p.notch_tau
+    if -p.notch_rate <= dn <= p.notch_rate:
+        vals[kt] = -1.0 / p.notch_tau
