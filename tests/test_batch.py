@@ -95,3 +95,20 @@ def test_stiffness_scale_scales_both_gear_curves():
     # beyond the table (solid gear) the end stop adds the same, unscaled, stiffness to both
     e1, e2 = 0.19, 0.20
     assert force(pa, e2, 0.0) - force(pa, e1, 0.0) == pytest.approx(force(pc, e2, 0.0) - force(pc, e1, 0.0), rel=1e-9)
+
+
+def test_run_batch_runs_friction_consists_through_their_event_driven_runner():
+    """A dry-friction consist (paper 003) in a batch is not sent to the smooth batch kernel: it gets
+    exactly the dataset of ``hpcrail run`` (friction scalars included), the others stay batched."""
+    from pathlib import Path
+
+    fric = Path(__file__).resolve().parents[1] / "configs" / "friction" / "startup_6.yaml"
+    sf, _ = load_scenario(fric, ["simulation.duration_s=2"])
+    sd, _ = load_scenario(DEMO, ["simulation.duration_s=3"])
+    out = run_batch([sf, sd], mode="prange", threads=1)
+    ref = run_scenario(sf)
+    assert str(out[0]["status"].values) == "completed"
+    for name in ("friction_work", "n_events", "max_draft_force"):
+        assert out[0][name].item() == ref[name].item()
+    np.testing.assert_array_equal(out[0]["final_deflection"].values, ref["final_deflection"].values)
+    assert "friction_work" not in out[1] and out[1]["nsteps"].item() == run_scenario(sd)["nsteps"].item()

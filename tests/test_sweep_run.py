@@ -301,3 +301,25 @@ def test_driver_sigkill_then_resume_gives_the_uninterrupted_dataset(tmp_path):
     assert_same_results(ref, store)
     ds = load_results(store)
     assert len(set(ds.scenario_id.values.tolist())) == 24
+
+
+def test_a_friction_draft_gear_sweep_keeps_the_friction_results(tmp_path):
+    """Sweeping T_sMax of the paper-003 start-up: the store holds each scenario's friction work,
+    event count and stationary deflections exactly as its single run gives them."""
+    base = ROOT / "configs" / "friction" / "startup_6.yaml"
+    path = "connection_types.friction_gear.static_friction_kN"
+    spec = write_spec(tmp_path / "fr.yaml", {path: {"values": [3.0, 5.0]},
+                                             "connection_types.friction_gear.kinetic_friction_kN": {"values": [3.0, 5.0]}},
+                      duration=2.0, design="zip", base=base, extra={"outputs": {"envelopes": True}})
+    store = tmp_path / "fr.zarr"
+    run(spec, store, batch_size=2)
+    ds = xr.open_zarr(store).load()
+    assert ds.status.values.tolist() == ["completed", "completed"]
+    for i, t in enumerate((3.0, 5.0)):
+        sc, _ = load_scenario(base, ["simulation.duration_s=2", f"{path}={t}",
+                                     f"connection_types.friction_gear.kinetic_friction_kN={t}"])
+        ref = run_scenario(sc)
+        assert ds.friction_work.values[i] == ref.friction_work.item()
+        assert ds.n_events.values[i] == ref.n_events.item()
+        np.testing.assert_array_equal(ds.final_deflection.values[i], ref.final_deflection.values)
+    assert ds.friction_work.values[0] != ds.friction_work.values[1]
