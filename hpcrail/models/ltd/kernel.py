@@ -129,12 +129,12 @@ def schedule_index(p, t, y):
     return lo
 
 
-@njit(**JIT_NRT_FREE)
-def ltd_eval(t, y, p, dydt, rec, record):
-    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
-    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``)."""
-    N = p.n_veh
-    B = p.block
+@njit(inline="always", **JIT)
+def driver_command(t, y, p, dydt):
+    """Driver command in force and the applied-notch rate (written to ``dydt[p.i_notch]``).
+
+    Returns ``(applied notch, commanded notch, commanded brake demand)``.  Global: every vehicle
+    range of a partitioned evaluation uses the same values."""
     ic = schedule_index(p, t, y)
     cmd_notch = p.sched_notch[ic]
     cmd_brake = p.sched_brake[ic]
@@ -145,24 +145,58 @@ def ltd_eval(t, y, p, dydt, rec, record):
     elif dn < -p.notch_rate:
         dn = -p.notch_rate
     dydt[p.i_notch] = dn
+    return notch, cmd_notch, cmd_brake
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+    """Evaluate the LTD right-hand side of vehicles ``j0 <= j < j1`` (0-based, head first).
+
+    The only physics of the LTD model: the monolithic right-hand side calls it once for the whole
+    train, the partitioned ones (:mod:`hpcrail.partition`) once per block of hidden vehicles.
+
+    Inputs beyond the range are read from ``y`` itself: the connection ahead of vehicle ``j0``
+    (its force is evaluated here from e_{j0} and v_{j0-1} − v_{j0}, bitwise the same value the
+    range ahead computes as its rear force: action = reaction exactly), the brake-pipe signal of
+    vehicle ``j0-1`` (upstream; ``cmd_brake`` at the head) and, at the rear, e_{j1} and v_{j1}.
+    ``s`` [m] is the centre position of vehicle ``j0`` (``y[0]`` for the head; a partitioned
+    evaluation gets it from an exclusive scan over blocks).
+
+    Writes ``dydt[B*j0+1 : B*j1+1]`` (``dydt[0]`` too when ``j0 == 0``; up to ``B*N`` for the tail),
+    i.e. the speed/brake derivatives of the range and the extension rates of the connections
+    behind its vehicles; with ``record`` also ``rec[:, j0:j1]`` (see ``REC_*``).
+    Returns the range's contributions to the four power integrals (traction, running resistance,
+    air brake, coupler) [W].  Source: paper 000 eqs (1)-(7).
+    """
+    N = p.n_veh
+    B = p.block
     air = p.air_brake != 0
     energy = p.i_energy >= 0
     s0 = p.route_s0
     inv_ds = p.route_inv_ds
-    s = y[0]
-    dydt[0] = y[1]
-    f_front = 0.0
-    w_t = 0.0
-    w_r = 0.0
-    w_b = 0.0
-    w_c = 0.0
-    upstream = cmd_brake
     # unsigned indices: numba skips the negative-index check on every array access (PERFORMANCE_NOTES)
     one = uint64(1)
     Nu = uint64(N)
     Bu = uint64(B)
     last = Nu - one
-    for j in range(Nu):
+    ju0 = uint64(j0)
+    ju1 = uint64(j1)
+    f_front = 0.0
+    upstream = cmd_brake
+    if ju0 == 0:
+        dydt[0] = y[1]
+    else:
+        jp = ju0 - one
+        f_front = connection_force(y[Bu * ju0], y[Bu * jp + one] - y[Bu * ju0 + one], p.conn_type[jp],
+                                   p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        if air:
+            upstream = y[Bu * jp + uint64(2)]
+    w_t = 0.0
+    w_r = 0.0
+    w_b = 0.0
+    w_c = 0.0
+    for jj in range(ju1 - ju0):
+        j = ju0 + jj
         base = Bu * j
         v = y[base + one]
         e = 0.0
@@ -226,7 +260,17 @@ def ltd_eval(t, y, p, dydt, rec, record):
         f_front = f_rear
         if j < last:
             s = s - (p.center_dist[j] + e)  # one dependent add per vehicle on the loop-carried chain
-    if energy:
+    return w_t, w_r, w_b, w_c
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval(t, y, p, dydt, rec, record):
+    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
+    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  One call of
+    :func:`ltd_eval_range` over the whole train."""
+    notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    if p.i_energy >= 0:
         ie = p.i_energy
         dydt[ie] = w_t
         dydt[ie + 1] = w_r
