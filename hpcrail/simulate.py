@@ -47,9 +47,14 @@ def integrator_kwargs(it) -> dict:
 
 
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
-    """Simulate an LTD scenario and return its result dataset."""
+    """Simulate an LTD scenario and return its result dataset (``None`` on MPI ranks other than 0 with
+    ``partition.backend: mpi``)."""
+    from hpcrail.partition.run import choose_backend, run_ltd_partitioned
     from hpcrail.results.ltd import ltd_dataset
 
+    backend = choose_backend(sc.partition, len(sc.vehicle_type_names()))
+    if backend != "off":  # hidden-vehicle blocks on threads or MPI ranks (None on MPI ranks != 0)
+        return run_ltd_partitioned(sc, backend, progress=progress, config_yaml=config_yaml)
     model, prob = ltd_problem(sc)
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,

@@ -292,42 +292,67 @@ def ltd_rhs(t, y, p, dydt):
 
 
 @njit(**JIT_NRT_FREE)
-def ltd_observe(t, y, p, acc):
-    """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
-    speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
-    and a flag when the front of the train leaves the route."""
+def ltd_observe_range(t, y, p, acc, j0, j1):
+    """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (updated in ``acc``)
+    and the range's extremes ``(v_max, v_min, F_max, F_min)`` of speed [m/s] and in-train force [N].
+    The observer's physics in one place: :func:`ltd_observe` calls it for the whole train, the
+    partitioned observers once per vehicle range."""
     N = p.n_veh
     B = p.block
     M = N - 1
-    vmax = acc[ACC_VMAX]
-    vmin = acc[ACC_VMIN]
-    for j in range(N):
+    vmax = -np.inf
+    vmin = np.inf
+    fmax = -np.inf
+    fmin = np.inf
+    for j in range(j0, j1):
         v = y[B * j + 1]
         if v > vmax:
             vmax = v
         if v < vmin:
             vmin = v
-    acc[ACC_VMAX] = vmax
-    acc[ACC_VMIN] = vmin
     h = ACC_HEAD
-    for k in range(M):
+    for k in range(j0, min(j1, M)):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
         f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
         if f > acc[h + k]:
             acc[h + k] = f
-            if f > acc[ACC_FMAX]:
-                acc[ACC_FMAX] = f
-                acc[ACC_T_DRAFT] = t
+        if f > fmax:
+            fmax = f
         if f < acc[h + M + k]:
             acc[h + M + k] = f
-            if f < acc[ACC_FMIN]:
-                acc[ACC_FMIN] = f
-                acc[ACC_T_BUFF] = t
+        if f < fmin:
+            fmin = f
         if e > acc[h + 2 * M + k]:
             acc[h + 2 * M + k] = e
         if e < acc[h + 3 * M + k]:
             acc[h + 3 * M + k] = e
+    return vmax, vmin, fmax, fmin
+
+
+@njit(inline="always", **JIT)
+def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
+    """Fold a range's extremes into the global metrics of ``acc`` (ranges in head-to-tail order give
+    the monolithic result: the time of a maximum is the first step where it occurs)."""
+    if vmax > acc[ACC_VMAX]:
+        acc[ACC_VMAX] = vmax
+    if vmin < acc[ACC_VMIN]:
+        acc[ACC_VMIN] = vmin
+    if fmax > acc[ACC_FMAX]:
+        acc[ACC_FMAX] = fmax
+        acc[ACC_T_DRAFT] = t
+    if fmin < acc[ACC_FMIN]:
+        acc[ACC_FMIN] = fmin
+        acc[ACC_T_BUFF] = t
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_observe(t, y, p, acc):
+    """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
+    speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
+    and a flag when the front of the train leaves the route."""
+    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, 0, p.n_veh)
+    observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0
 
