@@ -191,7 +191,7 @@ needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=str(_mpi_missi
 
 def _hpcrail(args, cwd, n=None):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(cwd)] + sys.path))
-    cmd = [sys.executable, "-m", "hpcrail.cli", *args]
+    cmd = [sys.executable, "-c", "from hpcrail.cli import main; main()", *args]
     if n:
         cmd = ["mpiexec", "-n", str(n), *cmd]
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)

@@ -1,0 +1,1 @@
+"""CLI command modules; each imports ``hpcrail.cli.app`` and registers its commands."""

@@ -1,0 +1,116 @@
+"""Slurm deployment against a real single-node Slurm (tests/slurm/start_slurm.sh): a partitioned MPI run
+through sbatch + srun, and site settings rendered into job templates.  Without Slurm (slurmctld,
+munged, sbatch) the Slurm tests skip with the reason; CI (.ci/run) installs and starts Slurm."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from hpcrail.config import ConfigError
+from hpcrail.results.metrics import METRICS
+from hpcrail.slurm.site import load_site_config, render_job_script
+
+ROOT = Path(__file__).resolve().parents[1]
+START = ROOT / "tests" / "slurm" / "start_slurm.sh"
+
+
+def _slurm_missing() -> str | None:
+    for exe in ("sbatch", "srun", "sinfo"):
+        if shutil.which(exe) is None:
+            return f"Slurm client {exe!r} is not installed (tests/slurm/start_slurm.sh --install start)"
+    if os.environ.get("SLURM_CONF") and Path(os.environ["SLURM_CONF"]).exists():
+        return None
+    for exe in ("slurmctld", "slurmd", "munged"):
+        if shutil.which(exe) is None:
+            return f"no running Slurm (SLURM_CONF unset) and {exe!r} is not installed to start one"
+    if os.geteuid() != 0:
+        return "no running Slurm (SLURM_CONF unset) and starting slurmd needs root"
+    return None
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """SLURM_CONF of a running cluster: the one in the environment (CI starts it), else one started
+    here with tests/slurm/start_slurm.sh and stopped (by PID) at the end of the module."""
+    reason = _slurm_missing()
+    if reason:
+        pytest.skip(reason)
+    conf = os.environ.get("SLURM_CONF")
+    if conf and Path(conf).exists():
+        yield conf
+        return
+    d = tmp_path_factory.mktemp("slurm")
+    env = dict(os.environ, HPCRAIL_SLURM_DIR=str(d), HPCRAIL_SLURMCTLD_PORT="16817", HPCRAIL_SLURMD_PORT="16818")
+    r = subprocess.run(["bash", str(START), "start"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    os.environ["SLURM_CONF"] = str(d / "slurm.conf")
+    try:
+        yield os.environ["SLURM_CONF"]
+    finally:
+        subprocess.run(["bash", str(START), "stop"], env=env, capture_output=True, timeout=60)
+        os.environ.pop("SLURM_CONF", None)
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
+
+
+def _hpcrail(args, cwd, timeout=1500):
+    r = subprocess.run([sys.executable, "-c", "from hpcrail.cli import main; main()", *args], cwd=cwd, env=_env(), capture_output=True,
+                       text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def test_site_settings_go_into_the_job_script_not_the_template(tmp_path):
+    site = tmp_path / "slurm.yaml"
+    site.write_text("account: proj42\npartition: short\nmodules: [mpich/4.2]\n"
+                    "prologue: ['source ~/venvs/hpcrail/bin/activate']\nsbatch: ['--constraint=cpu']\n")
+    cfg = load_site_config(site)
+    tpl = (ROOT / "slurm" / "partitioned_run.sbatch").read_text()
+    assert "--account" not in tpl and "--partition=" not in tpl  # templates hold no site settings
+    out = render_job_script(tpl, cfg)
+    lines = out.splitlines()
+    first_cmd = next(i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#"))
+    sbatch = [i for i, ln in enumerate(lines) if ln.startswith("#SBATCH")]
+    assert max(sbatch) < first_cmd  # every directive before the first command (sbatch stops reading there)
+    for want in ("#SBATCH --account=proj42", "#SBATCH --partition=short", "#SBATCH --constraint=cpu"):
+        assert want in lines
+    assert lines.index("module load mpich/4.2") < lines.index("source ~/venvs/hpcrail/bin/activate") < \
+        next(i for i, ln in enumerate(lines) if ln.startswith("srun"))
+    site.write_text("acount: typo\ncores: 0\n")
+    with pytest.raises(ConfigError) as ei:
+        load_site_config(site)
+    msgs = [str(i) for i in ei.value.issues]
+    assert any("acount" in m and "unknown setting" in m and str(site) in m for m in msgs), msgs
+    assert any("cores" in m for m in msgs), msgs
+
+
+@pytest.mark.slurm
+def test_partitioned_run_through_sbatch_and_srun_equals_local(slurm, tmp_path):
+    """slurm/partitioned_run.sbatch (sbatch + srun --mpi=pmi2, 2 ranks) writes the dataset of a local
+    serial run: states within 1e-10 relative (RK4, paper 000 train 4 layout)."""
+    cfg = str(ROOT / "configs" / "trains" / "train4_blocks.yaml")
+    sets = ["--set", "simulation.duration_s=4", "--set", "output.interval_s=0.5"]
+    site = tmp_path / "site.yaml"
+    site.write_text("prologue: ['export HPCRAIL_SITE_PROLOGUE_RAN=yes', 'echo prologue=$HPCRAIL_SITE_PROLOGUE_RAN']\n")
+    _hpcrail(["run", cfg, "-q", "--partition", "off", "-o", str(tmp_path / "local.zarr"), *sets], tmp_path)
+    r = _hpcrail(["slurm", "submit", "--site", str(site), "--wait", "--sbatch=--ntasks=2",
+                  f"--sbatch=--output={tmp_path / 'job.out'}", str(ROOT / "slurm" / "partitioned_run.sbatch"),
+                  cfg, "-o", str(tmp_path / "slurm.zarr"), *sets], tmp_path)
+    assert "submitted job" in r.stdout
+    log = (tmp_path / "job.out").read_text()
+    assert "prologue=yes" in log and "on 2 ranks" in log and log.count("wrote ") == 1, log
+    a = xr.open_zarr(tmp_path / "local.zarr")
+    b = xr.open_zarr(tmp_path / "slurm.zarr")
+    assert "2 MPI ranks" in b.attrs["partition"]
+    for v in ("speed", "coupler_force", "coupler_deflection", "notch"):
+        x, y = a[v].values, b[v].values
+        assert np.nanmax(np.abs(x - y)) <= 1e-10 * np.nanmax(np.abs(x)), v
+    for name in METRICS:
+        np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-10, err_msg=name)
