@@ -25,7 +25,7 @@ console = Console(stderr=False)
 err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
-_COMMAND_MODULES: list[str] = ["hpcrail.commands.friction", "hpcrail.commands.modes"]
+_COMMAND_MODULES: list[str] = ["hpcrail.commands.friction", "hpcrail.commands.modes", "hpcrail.commands.sweep"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3

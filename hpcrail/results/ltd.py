@@ -64,10 +64,14 @@ def kinetic_energy(model: LTDModel, y: np.ndarray) -> float:
     return float(0.5 * np.sum(v * v / p.inv_mass_eff))
 
 
-def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str | None = None) -> xr.Dataset:
+def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str | None = None,
+                attrs: bool = True) -> xr.Dataset:
     """Build the result dataset of one LTD run.
 
     ``sol.y`` float64[k, n] sampled states at ``sol.t``; metrics from ``sol.acc`` (every step).
+    ``attrs=False`` leaves out the provenance and configuration attributes (a sweep stores them
+    once per study, not per scenario; they cost a git call and a YAML dump) and keeps only
+    ``status``, ``status_message`` and ``warnings``.
     """
     p = model.params
     # noninertial connections (couplers.ltd_noninertial): the statistics describe the integration only;
@@ -163,6 +167,10 @@ def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str |
     ds["max_draft_force"].attrs["time_of_max"] = float(acc[ACC_T_DRAFT])
     ds["max_buff_force"].attrs["time_of_max"] = float(acc[ACC_T_BUFF])
     _ = (ACC_FMAX, ACC_FMIN, ACC_VMIN)
+    if not attrs:
+        ds.attrs.update({"status": sol.status.name.lower(), "status_message": sol.message,
+                         "warnings": "\n".join(warnings)})
+        return ds
     ds.attrs.update(provenance_attrs())
     ds.attrs.update({
         "title": f"hpcrail longitudinal train dynamics: {sc.name}",
