@@ -48,16 +48,21 @@ class HpcrailAccessor:
         return [m for m in METRICS if m in self._ds]
 
     def indexed(self) -> xr.Dataset:
-        """The dataset with an index on every parameter coordinate, so that ``.sel(slack_mm=10)``
-        selects every scenario with that value (a non-unique index)."""
+        """The dataset indexed by the swept parameters (a pandas MultiIndex along ``scenario``;
+        the scenario number is kept as the coordinate ``scenario_index``), so that
+        ``.sel(slack_mm=10)`` selects every scenario with that value and
+        ``.sel(slack_mm=10, mass_t=100)`` combines parameters."""
         ds = self._ds
-        for p in self.parameters:
-            if p not in ds.xindexes:
-                ds = ds.set_xindex(p)
-        return ds
+        params = self.parameters
+        if not params:
+            raise ValueError("no swept parameters in this dataset")
+        if "scenario" in ds.coords and "scenario_index" not in ds.coords:
+            ds = ds.assign_coords(scenario_index=("scenario", np.asarray(ds["scenario"].values),
+                                                  {"long_name": "scenario index in the sweep"}))
+        return ds.set_index(scenario=params)
 
     def grid(self) -> xr.Dataset:
-        """Grid designs: unstack ``scenario`` into one dimension per parameter.
+        """Grid designs: one dimension per swept parameter (``scenario`` unstacked).
 
         Raises ``ValueError`` when parameter combinations repeat (random designs)."""
         ds = self._ds
@@ -67,9 +72,10 @@ class HpcrailAccessor:
         keys = pd.MultiIndex.from_arrays([np.asarray(ds[p].values) for p in params], names=params)
         if not keys.is_unique:
             raise ValueError("parameter combinations repeat (not a grid design): use indexed() or groupby")
-        drop = [c for c in ds.coords if ds[c].dims == ("scenario",) and c not in params and c != "scenario"]
-        out = ds.drop_vars(drop).drop_vars("scenario").set_index(scenario=params).unstack("scenario")
-        return out
+        ind = self.indexed()
+        if len(params) == 1:
+            return ind.swap_dims(scenario=params[0]).drop_vars("scenario", errors="ignore")
+        return ind.unstack("scenario")
 
     def completed(self) -> xr.Dataset:
         """Scenarios that ran to their end (status completed or event_stop)."""

@@ -50,41 +50,41 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
                         workers=workers, threads=threads, batch_size=batch_size, retry_failed=retry_failed,
                         new=new, inline=inline, max_in_flight=max_in_flight, retries=retries,
                         dashboard_address=dashboard_address, progress=not quiet,
-                        say=lambda s: console.print(s, highlight=False, markup=False))
+                        say=lambda s: console.print(s, highlight=False, markup=False, soft_wrap=True))
     except ConfigError as exc:
         config_error_exit(exc)
     except SweepMismatchError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
     except ValueError as exc:  # bad cluster options
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
     c = res.counts
     rate = res.ran / res.seconds if res.seconds > 0 else 0.0
     console.print(f"{res.store}: {c['done']}/{c['total']} done ({c['completed']} completed, {c['failed']} failed), "
                   f"{c['pending']} pending; ran {res.ran} scenarios in {res.seconds:.1f} s ({rate:.2f}/s)",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
     if c["failed"]:
         console.print(f"failures: {', '.join(f'{k} {v}' for k, v in c['by_status'].items() if k not in ('completed', 'event_stop'))}"
-                      f" — see `hpcrail status {res.store}`", highlight=False)
+                      f" — see `hpcrail status {res.store}`", highlight=False, soft_wrap=True)
     if res.failed_tasks:
         err_console.print(f"[bold red]{len(res.failed_tasks)} tasks failed after their retries[/]; re-run the same "
-                          "command to resume", highlight=False)
+                          "command to resume", highlight=False, soft_wrap=True)
     if c["pending"]:
         raise typer.Exit(EXIT_INCOMPLETE)
-    console.print(f"next: hpcrail report {res.store}", highlight=False)
+    console.print(f"next: hpcrail report {res.store}", highlight=False, soft_wrap=True)
 
 
 def _state_or_exit(store: Path) -> dict:
     from hpcrail.sweep.store import read_state
 
     if not store.exists():
-        err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False)
+        err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
     try:
         return read_state(store)
     except ValueError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
 
 
@@ -113,7 +113,7 @@ def status(store: Path = typer.Argument(..., help="study store (zarr)"),
     t.add_row("created", f"{a.get('created', '')}")
     t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
     console.print(t)
-    console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False)
+    console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False, soft_wrap=True)
     if c["failed"] and messages > 0:
         bad = st["done"] & ~np.isin(st["status"], SUCCESS)
         msgs = as_strings(open_group(store)["message"][:])[bad]
@@ -137,7 +137,7 @@ def report(store: Path = typer.Argument(..., help="study store (zarr)"),
     bad = [m for m in metric if m not in METRICS]
     if bad:
         err_console.print(f"[bold red]error:[/] unknown metric {', '.join(bad)}; allowed: {', '.join(METRICS)}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
     ds = xr.open_zarr(store, consolidated=True)
     summ = ds.hpcrail.summary()
@@ -155,4 +155,4 @@ def report(store: Path = typer.Argument(..., help="study store (zarr)"),
     console.print(t)
     out = output or store.with_name(store.name.removesuffix(".zarr") + "_report")
     files = write_report(ds, out, metric or None)
-    console.print(f"wrote {len(files)} plots to {out}/", highlight=False)
+    console.print(f"wrote {len(files)} plots to {out}/", highlight=False, soft_wrap=True)

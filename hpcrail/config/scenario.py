@@ -200,6 +200,9 @@ class HystereticCoupler(Strict):
 
     kind: Literal["hysteretic"] = "hysteretic"
     slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
+    stiffness_scale: float = Field(1.0, gt=0, description="multiplies the forces of the loading and unloading "
+                                   "curves of both sides (a softer or stiffer draft gear of the same shape; the "
+                                   "end stop is not scaled)")
     draft: GearCurves
     buff: Optional[GearCurves] = None
     end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, description="solid-gear stiffness beyond the table")

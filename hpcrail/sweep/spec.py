@@ -55,9 +55,20 @@ DISCRETE = ("values", "linspace", "logspace", "range", "registered")
 DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
 SOURCES = DISCRETE + DISTRIBUTIONS
 
-#: names a parameter coordinate may not take (dims and variables of the sweep store)
-RESERVED = {"scenario", "scenario_id", "time", "vehicle", "coupler", "done", "vehicle_type", "connection_type",
-            "n_vehicles", "duration"}
+
+
+def _reserved() -> set:
+    from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SERIES
+    from hpcrail.results.metrics import METRICS
+    from hpcrail.sweep.store import STACKED_ATTRS
+
+    return ({"scenario", "scenario_id", "time", "vehicle", "coupler", "done", "vehicle_type", "connection_type"}
+            | set(RUN_SCALARS) | set(METRICS) | set(ENERGY) | set(ENVELOPES) | set(SERIES) | set(STACKED_ATTRS))
+
+
+#: names a parameter coordinate may not take (dims, coordinates and variables of the sweep store, and
+#: keywords of ``Dataset.sel`` — ``ds.sel(method=...)`` could not select a coordinate named ``method``)
+RESERVED = _reserved() | {"method", "tolerance", "drop", "indexers"}
 
 
 class _Strict(BaseModel):

@@ -323,7 +323,7 @@ def read_state(path: str | Path) -> dict:
         g = open_group(path)
         attrs = dict(g.attrs)
     except Exception as exc:  # noqa: BLE001 - any unreadable store gets the same clear message
-        raise ValueError(f"{path} is not a readable zarr store ({type(exc).__name__}: {exc})") from None
+        raise ValueError(f"{path} is not an hpcrail sweep store (not a readable zarr store: {type(exc).__name__})") from None
     if "sweep_fingerprint" not in attrs:
         raise ValueError(f"{path} is not an hpcrail sweep store (no sweep_fingerprint attribute)")
     return {"attrs": attrs,

@@ -111,7 +111,8 @@ def compute_rows(task: BatchTask) -> tuple[list[dict], dict]:
         where.append(k)
         t_outs.append(_sample_times(task.layout, dur))
     t1 = time.perf_counter()
-    results = run_batch(scs, t_outs, mode=task.mode, threads=task.threads, attrs=False) if scs else []
+    with np.errstate(all="ignore"):  # post-processing of diverged runs (NaN states) is expected to warn
+        results = run_batch(scs, t_outs, mode=task.mode, threads=task.threads, attrs=False) if scs else []
     t2 = time.perf_counter()
     for k, res in zip(where, results):
         if isinstance(res, BaseException):

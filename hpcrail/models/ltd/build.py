@@ -142,8 +142,8 @@ def _connection_tables(sc: Scenario, names: list[str]):
             sides = []
             for g in (c.draft, c.buff_curves()):
                 x = np.asarray(g.deflection_mm, float) * 1e-3
-                fl = np.asarray(g.loading_kN, float) * 1e3
-                fu = np.asarray(g.unloading(), float) * 1e3
+                fl = np.asarray(g.loading_kN, float) * (1e3 * c.stiffness_scale)
+                fu = np.asarray(g.unloading(), float) * (1e3 * c.stiffness_scale)
                 sides.append((x, fl, fu))
             gap = 0.5 * c.slack_mm * 1e-3
             specs.append(dict(sides=sides, gap=(gap, gap), kend=c.end_stop_stiffness_MN_per_m * 1e6,
