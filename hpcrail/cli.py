@@ -25,7 +25,8 @@ console = Console(stderr=False)
 err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
-_COMMAND_MODULES: list[str] = ["hpcrail.commands.slurm"]
+_COMMAND_MODULES: list[str] = ["hpcrail.commands.friction", "hpcrail.commands.modes", "hpcrail.commands.sweep",
+                               "hpcrail.commands.slurm"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3
@@ -36,7 +37,7 @@ def config_error_exit(exc: ConfigError) -> None:
     err_console.print(f"[bold red]error:[/] {len(exc.issues)} problem{'s' if len(exc.issues) != 1 else ''} "
                       "in the configuration", highlight=False)
     for issue in exc.issues:
-        err_console.print(f"  - {issue}", highlight=False, markup=False)
+        err_console.print(f"  - {issue}", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_CONFIG)
 
 
@@ -87,7 +88,8 @@ def progress_printer(label: str):
 def print_metrics(ds) -> None:
     from hpcrail.results.metrics import metrics_table_rows
 
-    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: benchmark metrics (paper 000, Tables 1-2)")
+    title = ds.attrs.get("metrics_title", "benchmark metrics (paper 000, Tables 1-2)")
+    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {title}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("unit")

@@ -1,7 +1,10 @@
 """Glue: a validated scenario → model arrays → integrator → result dataset.
 
-Scenario kinds (``model:`` key) register a runner here; ``hpcrail run`` and ``hpcrail sweep`` call
-:func:`run_scenario` so both produce the same schema.
+Scenario kinds (``model:`` key) register a runner here; ``hpcrail run`` calls :func:`run_scenario`.
+Kinds whose problem fits the integrator contract also register a *batched* runner (a ``prepare``
+that builds the :class:`~hpcrail.integrators.batch.BatchItem` and a ``finish`` that builds the run
+dataset); ``hpcrail sweep`` calls :func:`run_batch`, which runs many scenarios through one compiled
+batch kernel and returns the same datasets, so run and sweep share one schema.
 """
 from __future__ import annotations
 
@@ -11,8 +14,10 @@ import numpy as np
 import xarray as xr
 
 from hpcrail.integrators import Problem, integrate
+from hpcrail.integrators.batch import BatchItem, check_item, integrate_batch
 
 _RUNNERS: dict[str, Callable] = {}
+_BATCHED: dict[str, tuple[Callable, Callable]] = {}
 
 
 def register_runner(kind: str, fn: Callable) -> None:
@@ -49,10 +54,15 @@ def integrator_kwargs(it) -> dict:
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
     """Simulate an LTD scenario and return its result dataset (``None`` on MPI ranks other than 0 with
     ``partition.backend: mpi``)."""
-    from hpcrail.partition.run import choose_backend, run_ltd_partitioned
+    from hpcrail.models.friction.build import has_friction
+    from hpcrail.partition.run import choose_backend, has_noninertial, run_ltd_partitioned
     from hpcrail.results.ltd import ltd_dataset
 
-    backend = choose_backend(sc.partition, len(sc.vehicle_type_names()))
+    if has_friction(sc):  # dry-friction draft gears (paper 003): event-driven or regularised
+        from hpcrail.simulate_friction import run_friction
+
+        return run_friction(sc, progress=progress, config_yaml=config_yaml)
+    backend = choose_backend(sc.partition, len(sc.vehicle_type_names()), noninertial=has_noninertial(sc))
     if backend != "off":  # hidden-vehicle blocks on threads or MPI ranks (None on MPI ranks != 0)
         return run_ltd_partitioned(sc, backend, progress=progress, config_yaml=config_yaml)
     model, prob = ltd_problem(sc)
@@ -62,7 +72,67 @@ def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
     return ltd_dataset(sc, model, sol, config_yaml=config_yaml)
 
 
+def ltd_prepare(sc, t_out: np.ndarray | None = None):
+    """``(model, BatchItem)`` of an LTD scenario; ``t_out`` [s] defaults to the scenario's sampling."""
+    model, prob = ltd_problem(sc)
+    if t_out is None:
+        t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
+    return model, BatchItem(prob, sc.integrator.method, t_out, sc.simulation.duration_s,
+                            **integrator_kwargs(sc.integrator))
+
+
+def ltd_finish(sc, model, sol, attrs: bool = True) -> xr.Dataset:
+    from hpcrail.results.ltd import ltd_dataset
+
+    return ltd_dataset(sc, model, sol, attrs=attrs)
+
+
 register_runner("ltd", run_ltd)
+
+
+def register_batched(kind: str, prepare: Callable, finish: Callable) -> None:
+    """Batched runner of scenario kind ``kind``: ``prepare(sc, t_out=None) -> (state, BatchItem)``
+    and ``finish(sc, state, solution, attrs=True) -> xr.Dataset`` (the run dataset)."""
+    _BATCHED[kind] = (prepare, finish)
+
+
+register_batched("ltd", ltd_prepare, ltd_finish)
+
+
+def run_batch(scenarios: list, t_outs: list | None = None, *, mode: str = "prange", threads: int = 1,
+              attrs: bool = False) -> list:
+    """Run many validated scenarios; returns, per scenario, its run dataset or the exception that
+    prevented building or finishing it (the caller records it; the others are unaffected).
+
+    ``t_outs``: per scenario, sample times [s] (None = the scenario's own ``output`` sampling).
+    Kinds with a batched runner go through one :func:`~hpcrail.integrators.batch.integrate_batch`
+    call (``mode``/``threads`` as there); other kinds run one by one with :func:`run_scenario`.
+    ``attrs=False`` skips per-run provenance attributes (a sweep stores them once).
+    """
+    n = len(scenarios)
+    t_outs = list(t_outs) if t_outs is not None else [None] * n
+    out: list = [None] * n
+    prepared = []  # (index, finish, state, item)
+    for i, sc in enumerate(scenarios):
+        kind = getattr(sc, "model", "ltd")
+        try:
+            if kind in _BATCHED:
+                prepare, finish = _BATCHED[kind]
+                state, item = prepare(sc, t_outs[i])
+                check_item(item)
+                prepared.append((i, finish, state, item))
+            else:
+                out[i] = run_scenario(sc)
+        except Exception as exc:  # noqa: BLE001 - a scenario's failure is data, the batch goes on
+            out[i] = exc
+    if prepared:
+        sols = integrate_batch([p[3] for p in prepared], mode=mode, threads=threads)
+        for (i, finish, state, _item), sol in zip(prepared, sols):
+            try:
+                out[i] = finish(scenarios[i], state, sol, attrs=attrs)
+            except Exception as exc:  # noqa: BLE001
+                out[i] = exc
+    return out
 
 
 def run_scenario(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:

@@ -1,1 +1,1 @@
-"""CLI command modules; each imports ``hpcrail.cli.app`` and registers its commands."""
+"""CLI commands registered on :data:`hpcrail.cli.app` by feature modules."""

@@ -17,7 +17,7 @@ from hpcrail.config.loading import (
 _KINDS: dict[str, tuple[type, Callable | None]] = {}
 
 #: modules whose import registers further scenario kinds (and their runners); one line per feature
-_KIND_MODULES: list[str] = []
+_KIND_MODULES: list[str] = ["hpcrail.kinds.vertical", "hpcrail.kinds.planar_train"]
 
 
 def register_kind(name: str, schema: type, checks: Callable | None = None) -> None:

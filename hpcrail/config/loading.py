@@ -242,6 +242,7 @@ def pydantic_issues(doc: Document, exc: ValidationError) -> list[ConfigIssue]:
     out = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-"))))
+        loc = _drop_union_tags(doc.tree, loc)
         typ = err["type"]
         msg = err["msg"]
         allowed = None
@@ -262,12 +263,60 @@ def pydantic_issues(doc: Document, exc: ValidationError) -> list[ConfigIssue]:
     return out
 
 
+def _drop_union_tags(tree: Any, loc: tuple) -> tuple:
+    """Remove the tag pydantic inserts into the location of a discriminated-union member
+    (``track.irregularity.psd.spectrum`` → ``track.irregularity.spectrum``): a part that is not a key
+    of the document's mapping there but equals its ``kind`` value."""
+    out = []
+    node = tree
+    for part in loc:
+        if isinstance(node, dict) and part not in node and node.get("kind") == part:
+            continue
+        out.append(part)
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            node = None
+    return tuple(out)
+
+
 _SCHEMA_FIELD_HINTS: dict = {}
 
 
 def get_model_fields_at(doc: Document, loc: tuple) -> list[str]:
     """Allowed keys at ``loc`` (filled by :func:`validate` from the schema being validated)."""
     return _SCHEMA_FIELD_HINTS.get("fields_at", lambda loc: [])(loc)
+
+
+def _resolve_model(cls: Any, node: Any) -> Any:
+    """Unwrap ``Annotated``/``Optional``/``Union`` to the pydantic model that describes ``node``: for a
+    union of models, the member whose ``kind`` literal matches ``node["kind"]`` (else the first)."""
+    import types as _types
+    import typing
+
+    for _ in range(10):
+        origin = typing.get_origin(cls)
+        if origin is typing.Annotated:
+            cls = typing.get_args(cls)[0]
+            continue
+        if origin in (typing.Union, _types.UnionType):
+            members = [typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a
+                       for a in typing.get_args(cls) if a is not type(None)]
+            models = [a for a in members if isinstance(a, type) and issubclass(a, BaseModel)]
+            if models:
+                if isinstance(node, dict) and "kind" in node:
+                    for mdl in models:
+                        f = mdl.model_fields.get("kind")
+                        if f is not None and node["kind"] in typing.get_args(f.annotation):
+                            return mdl
+                return models[0]
+            if len(members) == 1:
+                cls = members[0]
+                continue
+        return cls
+    return cls
 
 
 def _fields_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> list[str]:
@@ -277,6 +326,7 @@ def _fields_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> list[str]:
     cls: Any = model_cls
     node = tree
     for part in loc:
+        cls = _resolve_model(cls, node)
         if isinstance(cls, type) and issubclass(cls, BaseModel):
             f = cls.model_fields.get(part)
             if f is None:
@@ -284,34 +334,20 @@ def _fields_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> list[str]:
             cls = f.annotation
             node = node.get(part) if isinstance(node, dict) else None
             continue
-        # unwrap Optional / containers
-        args = [a for a in typing.get_args(cls) if a is not type(None)]
         origin = typing.get_origin(cls)
+        args = typing.get_args(cls)
         if origin in (list, tuple) and args:
             cls = args[0]
             node = node[part] if isinstance(node, list) and isinstance(part, int) and part < len(node) else None
         elif origin is dict and len(args) == 2:
             cls = args[1]
             node = node.get(part) if isinstance(node, dict) else None
-        elif args:
-            cls = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), args[0])
-            # re-process the same part with the unwrapped type
-            if isinstance(cls, type) and issubclass(cls, BaseModel):
-                f = cls.model_fields.get(part)
-                if f is None:
-                    return []
-                cls = f.annotation
-                node = node.get(part) if isinstance(node, dict) else None
         else:
             return []
-    while True:
-        args = [a for a in __import__("typing").get_args(cls) if a is not type(None)]
-        if isinstance(cls, type) and issubclass(cls, BaseModel):
-            return sorted(cls.model_fields)
-        model_args = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
-        if not model_args:
-            return []
-        cls = model_args[0]
+    cls = _resolve_model(cls, node)
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
+        return sorted(cls.model_fields)
+    return []
 
 
 def validate(model_cls: type[BaseModel], doc: Document, checks=None):

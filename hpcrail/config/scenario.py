@@ -8,11 +8,12 @@ Sources: paper 000 (Bosso et al. 2024) eqs (1)-(7) for the LTD model; MODELS.md 
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from hpcrail.config.coupler_parts import DraftGear, Knuckle, Newton, Shank
 from hpcrail.config.errors import ConfigIssue
 
 
@@ -199,6 +200,9 @@ class HystereticCoupler(Strict):
 
     kind: Literal["hysteretic"] = "hysteretic"
     slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
+    stiffness_scale: float = Field(1.0, gt=0, description="multiplies the forces of the loading and unloading "
+                                   "curves of both sides (a softer or stiffer draft gear of the same shape; the "
+                                   "end stop is not scaled)")
     draft: GearCurves
     buff: Optional[GearCurves] = None
     end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, description="solid-gear stiffness beyond the table")
@@ -226,7 +230,71 @@ class LinearConnection(Strict):
     slack_mm: float = Field(0.0, ge=0)
 
 
-ConnectionType = HystereticCoupler | RigidBar | LinearConnection
+class FrictionDraftGear(Strict):
+    """Dry-friction draft gear / buffer (paper 003, Oprea 2018): a spring, an optional viscous damper
+    and a dry-friction element in parallel, engaged beyond an optional slack.
+
+    Friction (paper 003 eqs 5-7): sticking while the extension rate is inside the Karnopp band
+    (``friction.stick_band_mps``), with any static force up to ``static_friction_kN`` (T_sMax);
+    sliding with the kinetic law — Coulomb T_kin = ``kinetic_friction_kN`` (default: equal to the
+    static limit, as in paper 003) or Stribeck T_kin = T_c + (T_sMax − T_c)·exp(−(|ė|/v_s)^δ).
+    Inside the slack the gear carries no force; beyond it the friction limit ramps in over 1 mm (the
+    ramp of the LTD damper).  How the non-smooth friction is integrated (event-driven or
+    regularised) is chosen by the scenario's ``friction:`` block.
+    """
+
+    kind: Literal["friction"] = "friction"
+    stiffness_MN_per_m: float = Field(..., ge=0, description="spring stiffness k (paper 003 Table 1: 0.1 MN/m)")
+    damping_kNs_per_m: float = Field(0.0, ge=0, description="viscous damping c in parallel (paper 003: 0)")
+    slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
+    static_friction_kN: float = Field(..., gt=0, description="static friction limit T_sMax")
+    kinetic_law: Literal["coulomb", "stribeck"] = Field("coulomb", description="sliding friction law")
+    kinetic_friction_kN: Optional[float] = Field(None, ge=0, description="Coulomb level T_c of the sliding "
+                                                 "friction (default: static_friction_kN)")
+    stribeck_speed_mps: float = Field(0.01, gt=0, description="Stribeck speed v_s")
+    stribeck_exponent: float = Field(2.0, gt=0, description="Stribeck exponent δ")
+
+    @model_validator(mode="after")
+    def _kinetic(self):
+        if self.kinetic_friction_kN is not None and self.kinetic_friction_kN > self.static_friction_kN:
+            raise ValueError(f"kinetic_friction_kN ({self.kinetic_friction_kN}) must not exceed static_friction_kN "
+                             f"({self.static_friction_kN})")
+        return self
+
+    def kinetic_kN(self) -> float:
+        return self.static_friction_kN if self.kinetic_friction_kN is None else self.kinetic_friction_kN
+
+
+class NoninertialConnection(Strict):
+    """Coupler with kinematic degrees of freedom whose inertia is neglected (paper 002, Massa et al.
+    2012): draft gear/EOC slider and shank at each vehicle end, knuckle between the shanks, solved by
+    Newton-Raphson for its quasistatic equilibrium.  In the LTD consist the vehicles follow the track
+    centre line (bogie centres on it) and the curvature between the two vehicle centres comes from the
+    route (see hpcrail.models.couplers.ltd_noninertial).  The coupler's knuckle sits at the vehicle
+    ends: x_P = length/2 − l_0 − l_s − l_r0/2."""
+
+    kind: Literal["noninertial"] = "noninertial"
+    draft_gear: DraftGear = DraftGear()
+    shank: Shank = Shank()
+    knuckle: Knuckle = Knuckle()
+    newton: Newton = Newton()
+    bogie_spacing_ratio: float = Field(0.7, gt=0, lt=1, description="bogie-centre distance / vehicle length "
+                                       "(both vehicles; ASSUMED typical value)")
+
+
+def _connection_kind(v):
+    if isinstance(v, dict):
+        return v.get("kind", "hysteretic")
+    return getattr(v, "kind", None)
+
+
+#: discriminated on ``kind`` (default ``hysteretic``): an error inside one connection type is reported once,
+#: against that kind, not once per union member
+ConnectionType = Annotated[
+    Union[Annotated[HystereticCoupler, Tag("hysteretic")], Annotated[RigidBar, Tag("rigid_bar")],
+          Annotated[LinearConnection, Tag("linear")], Annotated[FrictionDraftGear, Tag("friction")],
+          Annotated[NoninertialConnection, Tag("noninertial")]],
+    Discriminator(_connection_kind)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -410,6 +478,35 @@ class Output(Strict):
 class Simulation(Strict):
     duration_s: float = Field(..., gt=0)
     initial_speed_kmh: float = Field(0.0, ge=0)
+    initial_notch: float = Field(0.0, description="applied notch at t = 0 (+ traction, − dynamic brake): "
+                                 "a train already under power, or a traction force applied as a step "
+                                 "(paper 003's start-up case)")
+
+
+class FrictionNumerics(Strict):
+    """Integration of the dry friction of ``kind: friction`` connections (paper 003).
+
+    ``event_driven``: stick/slip modes chosen by Gauss's principle / the generalised inverse with
+    the iteration of paper 003 §4.1, the smooth ODE between events integrated by
+    ``integrator.method``, events (stick→slip when |T_s| reaches T_sMax, slip→stick when |ė| enters
+    the Karnopp band η) located to ``event_tolerance_s``.  ``regularised``: the friction force is the
+    smooth law T_kin(|ė|)·s(ė/w), s = tanh or linear-in-band, integrated like any LTD model.
+    """
+
+    treatment: Literal["event_driven", "regularised"] = "event_driven"
+    stick_band_mps: float = Field(1e-4, gt=0, description="Karnopp band η: sticking while |ė| < η "
+                                  "(also the band in which the stick phases of either treatment are counted)")
+    stick_velocity: Literal["project", "keep"] = Field(
+        "project", description="at slip→stick: 'project' removes the remaining relative velocity of the new "
+        "rigid cluster (momentum-conserving, Gauss's principle at velocity level); 'keep' leaves the offset "
+        "|ė| < η as in paper 003 §3.1 (deflections then drift at that rate while sticking)")
+    event_tolerance_s: float = Field(1e-10, gt=0, description="event location tolerance")
+    max_events: int = Field(1_000_000, ge=1, description="limit on the number of stick/slip events")
+    max_mode_changes: int = Field(2_000_000, ge=1, description="capacity of the log of connection mode changes")
+    regularisation: Literal["tanh", "linear"] = Field("tanh", description="regularised law s(ė/w)")
+    regularisation_width_mps: float = Field(1e-3, gt=0, description="regularisation width w")
+    stick_min_duration_s: float = Field(0.01, ge=0, description="a stay inside the band counts as a stick phase "
+                                        "when it lasts at least this long (both treatments)")
 
 
 class Numerics(Strict):
@@ -466,6 +563,7 @@ class Scenario(Strict):
     integrator: Integrator = Integrator(step_s=0.003)
     output: Output = Output()
     numerics: Numerics = Numerics()
+    friction: FrictionNumerics = FrictionNumerics()
     partition: PartitionSpec = PartitionSpec()
 
     def vehicle_type_names(self) -> list[str]:
@@ -552,11 +650,38 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
             if t in vt and vt[t].brake is None:
                 add(("vehicle_types", t, "brake"), "air_brake.enabled needs brake equipment on every vehicle type",
                     has_value=False)
+    n0 = sc.simulation.initial_notch
+    if n0 != 0:
+        for t in sorted({e.type for e in sc.consist if e.type in vt and vt[e.type].kind == "locomotive"}):
+            tr = vt[t].traction
+            top = len(tr.curves.traction_kN) if n0 >= 0 else len(tr.curves.dynamic_brake_kN)
+            if abs(n0) > top:
+                add(("simulation", "initial_notch"), f"notch beyond the notches of locomotive type {t!r}", n0,
+                    f"-{len(tr.curves.dynamic_brake_kN)}..{len(tr.curves.traction_kN)}")
     from hpcrail.partition.layout import partition_issues
 
     for loc, msg, value, allowed in partition_issues(sc.partition, n_veh):
         add(("partition",) + loc, msg, value, allowed)
+    if sc.partition.backend in ("threads", "mpi"):
+        from hpcrail.partition.run import PARTITIONABLE_KINDS, unpartitionable_kinds
+
+        bad = unpartitionable_kinds(sc)
+        if bad:
+            add(("partition", "backend"), f"hidden-vehicle blocks evaluate table-law connections only; this consist "
+                f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
+                f"off or auto with connection kinds {', '.join(PARTITIONABLE_KINDS)}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s)
+    # noninertial couplers: the bogie centres must lie inside the draft-gear points
+    for name, c in ct.items():
+        if isinstance(c, NoninertialConnection):
+            reach = c.draft_gear.free_length_m + c.shank.length_m + 0.5 * c.knuckle.free_length_m
+            for t in {e.type for e in sc.consist if e.type in vt}:
+                half = 0.5 * vt[t].length_m
+                if half - reach <= c.bogie_spacing_ratio * half:
+                    add(("connection_types", name, "bogie_spacing_ratio"),
+                        f"vehicle type {t!r} ({vt[t].length_m} m) is too short for this coupler: its draft-gear "
+                        f"point would lie inside the bogie centres", c.bogie_spacing_ratio,
+                        f"< {(half - reach) / half:.3f}")
     return issues

@@ -51,6 +51,7 @@ STEP_UNDERFLOW = -2  #: the step size fell below ``hmin`` or the floating-point 
 NON_FINITE = -3      #: the state or its derivative became NaN/inf
 NEWTON_FAILURE = -4  #: an implicit method's Newton iteration failed at the smallest step
 MODEL_FAILURE = -5   #: the model flagged an unrecoverable condition
+EVENT_FAILURE = -6   #: event-driven integration: too many events, or events piling up at one instant (chattering)
 
 # ---- indices into the int64[8] statistics array ---------------------------------------------
 ST_STEPS, ST_REJECTED, ST_NFEV, ST_NJEV, ST_NLU, ST_NEWTON, ST_EVENTS = range(7)
@@ -75,6 +76,7 @@ class Status(enum.IntEnum):
     NON_FINITE = NON_FINITE
     NEWTON_FAILURE = NEWTON_FAILURE
     MODEL_FAILURE = MODEL_FAILURE
+    EVENT_FAILURE = EVENT_FAILURE
 
     @property
     def success(self) -> bool:
@@ -93,6 +95,8 @@ class Status(enum.IntEnum):
                                "reduce the step or use an implicit method)",
             Status.NEWTON_FAILURE: f"Newton iteration failed at t = {t:.6g} s",
             Status.MODEL_FAILURE: f"the model reported a failure at t = {t:.6g} s",
+            Status.EVENT_FAILURE: f"too many events, or events piling up at one instant (chattering), at "
+                                  f"t = {t:.6g} s (raise the event limits or widen the stick band)",
         }[self]
 
 

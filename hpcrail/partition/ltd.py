@@ -149,7 +149,8 @@ def _range_job(t, y, p, starts, work, dydt, b, notch, cmd_brake):
 
 @njit(**JIT_NRT_FREE)
 def _observe_job(t, y, p, starts, obs, acc, b):
-    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, starts[b], starts[b + 1])
+    s = range_start_position(y, p, starts, b)
+    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, starts[b], starts[b + 1], s)
     obs[b, 0] = vmax
     obs[b, 1] = vmin
     obs[b, 2] = fmax

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit, types
 
 from hpcrail._numba import JIT
-from hpcrail.partition.ltd import eval_one_range, sum_power
+from hpcrail.partition.ltd import eval_one_range, range_start_position, sum_power
 from hpcrail.models.ltd.kernel import driver_command, ltd_observe_range, observe_combine
 from hpcrail.models.ltd.build import ACC_OFFROUTE
 
@@ -82,7 +82,8 @@ def ltd_observe_mpi(t, y, pp, acc):
     """Observer of this rank's couplers (no communication; :func:`gather_metrics` combines at the end)."""
     p = pp.model
     for b in range(pp.b_lo, pp.b_hi):
-        vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1])
+        s = range_start_position(y, p, pp.starts, b)
+        vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
         observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0

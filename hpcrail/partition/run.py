@@ -16,14 +16,34 @@ from hpcrail.partition.ltd import (
 )
 
 
-def choose_backend(spec, n_vehicles: int, threads: int | None = None) -> str:
+#: connection kinds the partitioned kernels evaluate (table laws); others need the monolithic model
+PARTITIONABLE_KINDS = ("hysteretic", "rigid_bar", "linear")
+
+
+def unpartitionable_kinds(sc) -> list[str]:
+    """Connection kinds used by the consist that the partitioned kernels do not evaluate (noninertial
+    couplers solve a coupler equilibrium that needs vehicle positions across blocks; dry-friction gears
+    run the event-driven driver)."""
+    kinds = {getattr(sc.connection_types[c], "kind", "hysteretic") for c in set(sc.connection_type_names())
+             if c in sc.connection_types}
+    return sorted(k for k in kinds if k not in PARTITIONABLE_KINDS)
+
+
+def has_noninertial(sc) -> bool:
+    return bool(unpartitionable_kinds(sc))
+
+
+def choose_backend(spec, n_vehicles: int, threads: int | None = None, noninertial: bool = False) -> str:
     """``off``, ``threads`` or ``mpi`` for a :class:`~hpcrail.config.scenario.PartitionSpec`.
 
-    ``auto`` runs monolithic below ``auto_min_vehicles`` vehicles (the measured break-even of the
-    thread backend, docs/performance.md) or with a single thread, and on threads above it.
+    ``auto`` runs monolithic below ``auto_min_vehicles`` vehicles (docs/performance.md), with a single
+    thread, or when the consist has connection kinds the partitioned kernels do not evaluate
+    (``noninertial``), and on threads otherwise.
     """
     if spec.backend != "auto":
         return spec.backend
+    if noninertial:
+        return "off"
     nthr = thread_count(spec.threads if threads is None else threads)
     return "threads" if n_vehicles >= spec.auto_min_vehicles and nthr > 1 else "off"
 

@@ -33,7 +33,61 @@ SERIES = {
     "notch": (("time",), "1", "applied notch (+ traction, - dynamic brake), after the rate limit"),
     "notch_command": (("time",), "1", "driver's notch command (+ traction, - dynamic brake)"),
     "brake_command": (("time",), "1", "driver's air-brake demand (fraction of full service)"),
+    # dry-friction draft gears (paper 003), present when the consist has friction connections
+    "friction_force": (("time", "coupler"), "N", "dry-friction part of the in-train force (+ draft)"),
+    "relative_velocity": (("time", "coupler"), "m s-1",
+                          "connection extension rate v_k - v_k+1 (+ draft: vehicles moving apart)"),
+    "friction_mode": (("time", "coupler"), "1", "friction mode: 0 none/inside the slack, 1 stick, "
+                      "+2/-2 slip in draft/buff direction, +3/-3 break-away (slip selected inside the "
+                      "stick band); regularised treatment: 1 inside the stick band, else +2/-2"),
+    # ---- planar cars (model planar_train) ----
+    "lateral_displacement": (("time", "vehicle"), "m",
+                             "lateral offset of the centre of gravity from the track centre line (+ left)"),
+    "yaw_angle": (("time", "vehicle"), "rad", "car-body yaw relative to the track tangent (+ counter-clockwise)"),
+    "lateral_acceleration": (("time", "vehicle"), "m s-2",
+                             "lateral acceleration of the centre of gravity, centripetal part included (+ left)"),
+    "load_transfer_ratio": (("time", "vehicle"), "1", "quasi-static wheel-load transfer dQ/Q from the unbalanced "
+                            "lateral acceleration at the centre-of-gravity height (+ onto the right rail)"),
+    # ---- couplers with kinematic degrees of freedom (paper 002) ----
+    "slider_displacement": (("time", "coupler", "coupler_end"), "m",
+                            "draft-gear/EOC slider displacement d_d relative to the car (+ outward = draft)"),
+    "slider_displacement_rate": (("time", "coupler", "coupler_end"), "m s-1", "rate of the slider displacement"),
+    "shank_angle": (("time", "coupler", "coupler_end"), "rad",
+                    "coupler shank angle alpha relative to the car axis (+ counter-clockwise)"),
+    "shank_angle_rate": (("time", "coupler", "coupler_end"), "rad s-1", "rate of the shank angle"),
+    "draft_gear_force": (("time", "coupler", "coupler_end"), "N", "draft-gear force k_B d_d + c_B d_d' (+ draft)"),
+    "knuckle_displacement": (("time", "coupler"), "m",
+                             "knuckle spring displacement along the coupler line (+ draft)"),
+    "knuckle_displacement_rate": (("time", "coupler"), "m s-1", "rate of the knuckle displacement"),
 }
+
+#: per-coupler results of friction draft gears (paper 003): name -> (units, long_name)
+FRICTION_COUPLER = {
+    "stick_phases": ("1", "number of stick phases (stays inside the stick band lasting at least "
+                     "friction.stick_min_duration_s), over every step"),
+    "stick_time": ("s", "total time spent in stick phases"),
+    "final_deflection": ("m", "connection extension at the end of the run (stationary deflection)"),
+    "final_coupler_force": ("N", "in-train force at the end of the run"),
+}
+
+#: run-level scalars of friction draft gears
+FRICTION_SCALARS = {
+    "friction_work": ("J", "energy absorbed by the dry-friction elements (incl. the stick velocity projection)"),
+    "n_events": ("1", "stick/slip events (event-driven treatment; 0 when regularised)"),
+    "n_mode_changes": ("1", "connection mode changes (event-driven treatment)"),
+}
+
+#: the log of connection mode changes (event-driven treatment), dimension ``mode_change``
+MODE_CHANGES = {
+    "mode_change_time": ("s", "time of the mode change"),
+    "mode_change_coupler": ("1", "coupler number of the mode change"),
+    "mode_change_mode": ("1", "new mode: 0 none/inside the slack, 1 stick, +2/-2 slip draft/buff, "
+                         "+3/-3 break-away draft/buff"),
+}
+
+#: coupler ends (dimension ``coupler_end``): on the leading vehicle k (its rear end) and on the trailing
+#: vehicle k+1 (its front end)
+COUPLER_ENDS = ("leading", "trailing")
 
 #: per-coupler envelopes over every accepted step
 ENVELOPES = {
@@ -41,6 +95,14 @@ ENVELOPES = {
     "coupler_max_buff_force": ("N", "per-coupler maximum buff force magnitude over every step"),
     "coupler_max_draft_deflection": ("m", "per-coupler maximum extension over every step"),
     "coupler_max_buff_deflection": ("m", "per-coupler maximum compression magnitude over every step"),
+}
+
+#: noninertial coupler solver statistics (paper 002 eq 42)
+NEWTON = {
+    "newton_solves": ("1", "noninertial coupler equilibrium solves (one per coupler and RHS evaluation)"),
+    "newton_iterations": ("1", "Newton-Raphson iterations over all solves"),
+    "newton_max_iterations": ("1", "largest number of iterations of one solve"),
+    "newton_failures": ("1", "solves that did not converge (the step was retried or the run failed)"),
 }
 
 #: run-level scalars (status and statistics)
@@ -80,6 +142,13 @@ def coords(n_vehicles: int, times: np.ndarray, vehicle_types: list[str], connect
         "connection_type": ("coupler", np.asarray(connection_types, dtype=str),
                             {"long_name": "connection type name"}),
     }
+
+
+def coupler_end_coord() -> dict:
+    """The ``coupler_end`` coordinate (with its long name) of per-coupler-end variables."""
+    return {"coupler_end": ("coupler_end", np.asarray(COUPLER_ENDS, dtype=str),
+                            {"long_name": "coupler end: 'leading' on vehicle k (its rear end), 'trailing' on "
+                                          "vehicle k+1 (its front end)"})}
 
 
 def scalar(value, units: str, long_name: str, **attrs) -> xr.DataArray:

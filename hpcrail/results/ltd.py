@@ -6,7 +6,9 @@ import xarray as xr
 
 from hpcrail.config.loading import canonical_yaml, config_hash
 from hpcrail.config.scenario import Scenario
-from hpcrail.integrators.contract import Solution
+from hpcrail.integrators.contract import Solution, Status
+from hpcrail.models.couplers.kinematics import NS_FAIL, NS_ITER, NS_K_FAIL, NS_MAXIT, NS_SOLVES, NS_T_FAIL
+from hpcrail.models.couplers.ltd_noninertial import NC_X, NW_STATS
 from hpcrail.models.ltd.build import (
     ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN, G, LTDModel,
 )
@@ -15,7 +17,7 @@ from hpcrail.models.ltd.kernel import (
     REC_TRACTION, ltd_outputs,
 )
 from hpcrail.provenance import provenance_attrs
-from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SCHEMA_VERSION, SERIES, coords, metric_vars, scalar
+from hpcrail.results.dataset import ENERGY, ENVELOPES, NEWTON, RUN_SCALARS, SCHEMA_VERSION, SERIES, coords, metric_vars, scalar
 from hpcrail.results.metrics import ltd_metrics
 
 
@@ -62,12 +64,20 @@ def kinetic_energy(model: LTDModel, y: np.ndarray) -> float:
     return float(0.5 * np.sum(v * v / p.inv_mass_eff))
 
 
-def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str | None = None) -> xr.Dataset:
+def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str | None = None,
+                attrs: bool = True) -> xr.Dataset:
     """Build the result dataset of one LTD run.
 
     ``sol.y`` float64[k, n] sampled states at ``sol.t``; metrics from ``sol.acc`` (every step).
+    ``attrs=False`` leaves out the provenance and configuration attributes (a sweep stores them
+    once per study, not per scenario; they cost a git call and a YAML dump) and keeps only
+    ``status``, ``status_message`` and ``warnings``.
     """
     p = model.params
+    # noninertial connections (couplers.ltd_noninertial): the statistics describe the integration only;
+    # the sampled outputs start their Newton iterations cold from the initial state
+    ni_stats = p.ni_work[NW_STATS].copy()
+    p.ni_conn[:, NC_X:NC_X + 4] = 0.0
     N, B, M = p.n_veh, p.block, p.n_veh - 1
     t = sol.t
     Y = np.ascontiguousarray(sol.y)
@@ -121,12 +131,22 @@ def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str |
     for name, da in metric_vars(metrics).items():
         ds[name] = da
     stats = sol.stats
-    run = {"status": sol.status.name.lower(), "message": sol.message, "wall_time": sol.wall_time,
+    status, message = sol.status.name.lower(), sol.message
+    if sol.status == Status.NON_FINITE and ni_stats[NS_FAIL] > 0:
+        status = Status.MODEL_FAILURE.name.lower()
+        message = (f"the noninertial coupler equilibrium (Newton-Raphson) of coupler {int(ni_stats[NS_K_FAIL])} did "
+                   f"not converge at t = {ni_stats[NS_T_FAIL]:.6g} s")
+    run = {"status": status, "message": message, "wall_time": sol.wall_time,
            "compile_time": sol.compile_time, "nsteps": stats["steps"], "nrejected": stats["rejected"],
            "nfev": stats["nfev"], "t_reached": sol.t_reached}
     for name, val in run.items():
         units, long_name = RUN_SCALARS[name]
         ds[name] = scalar(val, units, long_name)
+    if p.n_noninertial > 0:
+        for name, val in (("newton_solves", ni_stats[NS_SOLVES]), ("newton_iterations", ni_stats[NS_ITER]),
+                          ("newton_max_iterations", ni_stats[NS_MAXIT]), ("newton_failures", ni_stats[NS_FAIL])):
+            units, long_name = NEWTON[name]
+            ds[name] = scalar(int(val), units, long_name)
     if p.i_energy >= 0:
         ie = p.i_energy
         w = sol.y_final[ie:ie + 4] - model.y0[ie:ie + 4]
@@ -147,6 +167,10 @@ def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str |
     ds["max_draft_force"].attrs["time_of_max"] = float(acc[ACC_T_DRAFT])
     ds["max_buff_force"].attrs["time_of_max"] = float(acc[ACC_T_BUFF])
     _ = (ACC_FMAX, ACC_FMIN, ACC_VMIN)
+    if not attrs:
+        ds.attrs.update({"status": sol.status.name.lower(), "status_message": sol.message,
+                         "warnings": "\n".join(warnings)})
+        return ds
     ds.attrs.update(provenance_attrs())
     ds.attrs.update({
         "title": f"hpcrail longitudinal train dynamics: {sc.name}",
@@ -161,8 +185,8 @@ def ltd_dataset(sc: Scenario, model: LTDModel, sol: Solution, config_yaml: str |
         "integrator": sol.method,
         "integrator_settings": repr(sc.integrator.model_dump()),
         "integrator_stats": repr(sol.stats),
-        "status": sol.status.name.lower(),
-        "status_message": sol.message,
+        "status": status,
+        "status_message": message,
         "wall_time_s": float(sol.wall_time),
         "compile_time_s": float(sol.compile_time),
         "reference_coupler": int(metrics["reference_coupler"]),

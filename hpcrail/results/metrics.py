@@ -66,12 +66,23 @@ def ltd_metrics(max_force: np.ndarray, min_force: np.ndarray, max_ext: np.ndarra
 def metrics_table_rows(ds) -> list[tuple[str, str, str]]:
     """``(long name, value, unit)`` rows of a run's metrics in km/h, kN, mm (for printing)."""
     rows = []
-    for name, (_u, long_name, disp, fac) in METRICS.items():
+    tables = dict(METRICS)
+    significant = False
+    if ds.attrs.get("model") == "vertical":
+        from hpcrail.results.vertical import VERTICAL_METRICS
+
+        tables = dict(VERTICAL_METRICS)
+        significant = True
+    for name, (_u, long_name, disp, fac) in tables.items():
         if name not in ds:
             continue
         v = ds[name].values.item()
-        if disp == "":
+        if significant:
+            s = f"{v * fac:.4g}"
+        elif disp == "" and name.endswith("_coupler"):
             s = f"{int(v)}"
+        elif disp == "":
+            s = f"{v:,.3f}"
         else:
             s = f"{v * fac:,.2f}"
         label = long_name

@@ -22,8 +22,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hpcrail.config.scenario import HystereticCoupler, LinearConnection, RigidBar, Scenario
+from hpcrail.config.scenario import HystereticCoupler, LinearConnection, NoninertialConnection, RigidBar, Scenario
 from hpcrail.models.couplers.hysteretic import pack_connection_tables
+from hpcrail.models.couplers.ltd_noninertial import connection_type_order, noninertial_connection_arrays
 from hpcrail.models.tables import common_spacing, resample_uniform
 
 G = 9.81  #: gravity [m/s²], as in paper 000 eq (6)
@@ -91,6 +92,12 @@ class LTDParams(NamedTuple):
     mu_a: np.ndarray            # [N] [1/(m/s)]
     mu_b: np.ndarray            # [N] [1/(m/s)]
     no_record: np.ndarray       # [1, 1] placeholder record array for the plain right-hand side
+    # ---- noninertial couplers (couplers.ltd_noninertial); last: the hot fields keep their places ----
+    n_table_types: int          # connection types below this index use the tables, the others are noninertial
+    n_noninertial: int          # number of noninertial connections
+    ni_cp: np.ndarray           # [C, 16] noninertial coupler parameters per type (couplers.ltd_noninertial)
+    ni_conn: np.ndarray         # [N-1, 9] geometry, warm start (scratch) and force (scratch) per connection
+    ni_work: np.ndarray         # [8, 72] solver scratch; row 7: Newton statistics (couplers.kinematics.NS_*)
 
 
 # accumulator layout of ltd_observe
@@ -125,7 +132,7 @@ class LTDModel:
 
 def _connection_tables(sc: Scenario, names: list[str]):
     """Per connection type: slack per side, uniform tables of F_M and F_A per side, end stop, v_ε."""
-    types = sorted(set(names))
+    types = connection_type_order(sc, names)
     index = {t: i for i, t in enumerate(types)}
     C = len(types)
     specs = []
@@ -135,8 +142,8 @@ def _connection_tables(sc: Scenario, names: list[str]):
             sides = []
             for g in (c.draft, c.buff_curves()):
                 x = np.asarray(g.deflection_mm, float) * 1e-3
-                fl = np.asarray(g.loading_kN, float) * 1e3
-                fu = np.asarray(g.unloading(), float) * 1e3
+                fl = np.asarray(g.loading_kN, float) * (1e3 * c.stiffness_scale)
+                fu = np.asarray(g.unloading(), float) * (1e3 * c.stiffness_scale)
                 sides.append((x, fl, fu))
             gap = 0.5 * c.slack_mm * 1e-3
             specs.append(dict(sides=sides, gap=(gap, gap), kend=c.end_stop_stiffness_MN_per_m * 1e6,
@@ -149,6 +156,11 @@ def _connection_tables(sc: Scenario, names: list[str]):
             gap = 0.5 * getattr(c, "slack_mm", 0.0) * 1e-3
             specs.append(dict(sides=[(x, f, f), (x, f, f)], gap=(gap, gap), kend=k, veps=1.0,
                               c=c.damping_kNs_per_m * 1e3, xc=1e-3 if gap > 0 else 0.0))
+        elif isinstance(c, NoninertialConnection):
+            # all-zero table rows: the force comes from couplers.ltd_noninertial (params.ni_conn)
+            x = np.array([0.0, 1e-3])
+            z = np.zeros(2)
+            specs.append(dict(sides=[(x, z, z), (x, z, z)], gap=(0.0, 0.0), kend=0.0, veps=1.0, c=0.0, xc=0.0))
         else:  # pragma: no cover - schema guarantees the kinds above
             raise TypeError(f"unsupported connection type {type(c).__name__}")
     rows, tpar, notes = [], [], []
@@ -273,6 +285,7 @@ def build_ltd(sc: Scenario) -> LTDModel:
     notch_rate = min(sc.vehicle_types[t].traction.notch_rate_per_s for t in locos)
     notch_tau = max(sc.vehicle_types[t].traction.notch_time_constant_s for t in locos)
     conn, notes = _connection_tables(sc, cnames)
+    conn.update(noninertial_connection_arrays(sc, cnames, half))
     route, rnote = _route_tables(sc)
     notes += rnote
     ab = sc.air_brake
@@ -301,6 +314,7 @@ def build_ltd(sc: Scenario) -> LTDModel:
     y0[0] = sc.route.start_m - half[0]
     v0 = sc.simulation.initial_speed_kmh * KMH
     y0[1:B * N:B] = v0
+    y0[B * N] = sc.simulation.initial_notch   # the applied notch at t = 0 (i_notch)
     atol_scale = np.ones(n_states)
     if sc.output.energy:
         atol_scale[B * N + 1:] = 1e3

@@ -23,6 +23,7 @@ from numba import njit, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.couplers.hysteretic import connection_force
+from hpcrail.models.couplers.ltd_noninertial import NC_F, ltd_noninertial_force
 from hpcrail.models.ltd.build import ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN
 
 # rows of the per-sample record written by ltd_eval when record=True
@@ -129,6 +130,29 @@ def schedule_index(p, t, y):
     return lo
 
 
+@njit(**JIT_NRT_FREE)
+def _noninertial(t, j, e, s, v_a, v_b, p):
+    """Force of noninertial connection j (couplers.ltd_noninertial): vehicle j's centre at s, the next
+    one at s − d_j − e; the mean route curvature between the two centres sets the coupler geometry."""
+    u = p.center_dist[j] + e
+    _g, kappa = route_means(p.route_hk, p.route_sk, p.route_s0, p.route_inv_ds, 1.0 / u, s - u, s)
+    return ltd_noninertial_force(t, j, p.conn_type[j], e, u, v_a, v_b, kappa, p.ni_cp, p.ni_conn, p.ni_work)
+
+
+@njit(**JIT_NRT_FREE)
+def _noninertial_forces(t, y, p):
+    """In-train forces of every noninertial connection into ``p.ni_conn[:, NC_F]`` (a separate pass keeps the
+    solver's call out of the vehicle loop, which LLVM then optimises as before)."""
+    N = p.n_veh
+    B = p.block
+    s = y[0]
+    for j in range(N - 1):
+        e = y[B * (j + 1)]
+        if p.conn_type[j] >= p.n_table_types:
+            p.ni_conn[j, NC_F] = _noninertial(t, j, e, s, y[B * j + 1], y[B * (j + 1) + 1], p)
+        s -= p.center_dist[j] + e
+
+
 @njit(inline="always", **JIT)
 def driver_command(t, y, p, dydt):
     """Driver command in force and the applied-notch rate (written to ``dydt[p.i_notch]``).
@@ -148,8 +172,8 @@ def driver_command(t, y, p, dydt):
     return notch, cmd_notch, cmd_brake
 
 
-@njit(**JIT_NRT_FREE)
-def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+@njit(inline="always", **JIT)
+def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
     """Evaluate the LTD right-hand side of vehicles ``j0 <= j < j1`` (0-based, head first).
 
     The only physics of the LTD model: the monolithic right-hand side calls it once for the whole
@@ -166,7 +190,9 @@ def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
     i.e. the speed/brake derivatives of the range and the extension rates of the connections
     behind its vehicles; with ``record`` also ``rec[:, j0:j1]`` (see ``REC_*``).
     Returns the range's contributions to the four power integrals (traction, running resistance,
-    air brake, coupler) [W].  Source: paper 000 eqs (1)-(7).
+    air brake, coupler) [W].  ``ni``: the train has noninertial couplers, whose forces were solved
+    before (:func:`_noninertial_forces`, ``p.ni_conn``); a constant, so each case compiles its own loop.
+    Source: paper 000 eqs (1)-(7).
     """
     N = p.n_veh
     B = p.block
@@ -179,6 +205,7 @@ def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
     Nu = uint64(N)
     Bu = uint64(B)
     last = Nu - one
+    n_table = uint64(p.n_table_types)
     ju0 = uint64(j0)
     ju1 = uint64(j1)
     f_front = 0.0
@@ -187,8 +214,11 @@ def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
         dydt[0] = y[1]
     else:
         jp = ju0 - one
-        f_front = connection_force(y[Bu * ju0], y[Bu * jp + one] - y[Bu * ju0 + one], p.conn_type[jp],
-                                   p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        if ni and p.conn_type[jp] >= uint64(p.n_table_types):
+            f_front = p.ni_conn[jp, NC_F]
+        else:
+            f_front = connection_force(y[Bu * ju0], y[Bu * jp + one] - y[Bu * ju0 + one], p.conn_type[jp],
+                                       p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
         if air:
             upstream = y[Bu * jp + uint64(2)]
     w_t = 0.0
@@ -204,7 +234,10 @@ def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
         if j < last:
             e = y[base + Bu]
             de = v - y[base + Bu + one]
-            f_rear = connection_force(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+            if ni and p.conn_type[j] >= n_table:   # noninertial coupler, solved before the loop
+                f_rear = p.ni_conn[j, NC_F]
+            else:
+                f_rear = connection_force(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
             dydt[base + Bu] = de
             w_c += f_rear * de
         hl = p.half_len[j]
@@ -264,12 +297,30 @@ def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
 
 
 @njit(**JIT_NRT_FREE)
+def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+    """:func:`_eval_range` for trains whose connections are all table laws (what the partitioned
+    backends evaluate per block; see there for arguments and returns)."""
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, False)
+
+
+@njit(**JIT_NRT_FREE)
+def _ltd_eval_range_ni(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, True)
+
+
+@njit(**JIT_NRT_FREE)
 def ltd_eval(t, y, p, dydt, rec, record):
     """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
     per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  One call of
-    :func:`ltd_eval_range` over the whole train."""
+    :func:`ltd_eval_range` over the whole train.  Trains with noninertial couplers first solve those
+    (couplers.ltd_noninertial) and run their own compiled copy of the vehicle loop, which reads the
+    solved forces; trains without them run the plain table-law loop."""
     notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
-    w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    if p.n_noninertial > 0:
+        _noninertial_forces(t, y, p)
+        w_t, w_r, w_b, w_c = _ltd_eval_range_ni(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    else:
+        w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
     if p.i_energy >= 0:
         ie = p.i_energy
         dydt[ie] = w_t
@@ -292,9 +343,10 @@ def ltd_rhs(t, y, p, dydt):
 
 
 @njit(**JIT_NRT_FREE)
-def ltd_observe_range(t, y, p, acc, j0, j1):
+def ltd_observe_range(t, y, p, acc, j0, j1, s):
     """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (updated in ``acc``)
     and the range's extremes ``(v_max, v_min, F_max, F_min)`` of speed [m/s] and in-train force [N].
+    ``s`` [m]: centre position of vehicle ``j0`` (noninertial connections need positions).
     The observer's physics in one place: :func:`ltd_observe` calls it for the whole train, the
     partitioned observers once per vehicle range."""
     N = p.n_veh
@@ -311,10 +363,15 @@ def ltd_observe_range(t, y, p, acc, j0, j1):
         if v < vmin:
             vmin = v
     h = ACC_HEAD
+    s_k = s   # centre of vehicle k
     for k in range(j0, min(j1, M)):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
-        f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        if p.conn_type[k] < p.n_table_types:
+            f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        else:
+            f = _noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
+        s_k -= p.center_dist[k] + e
         if f > acc[h + k]:
             acc[h + k] = f
         if f > fmax:
@@ -351,7 +408,7 @@ def ltd_observe(t, y, p, acc):
     """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
     speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
     and a flag when the front of the train leaves the route."""
-    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, 0, p.n_veh)
+    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, 0, p.n_veh, y[0])
     observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0

@@ -1,0 +1,158 @@
+"""``hpcrail sweep | status | report``: run a study on dask into one resumable zarr store, inspect
+it, plot it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from hpcrail.cli import EXIT_CONFIG, app, config_error_exit, console, err_console
+from hpcrail.config import ConfigError
+
+EXIT_INCOMPLETE = 1
+
+
+@app.command()
+def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
+          output: Optional[Path] = typer.Option(None, "-o", "--output", help="study store (default: NAME.zarr)"),
+          set_: List[str] = typer.Option([], "--set", help="override a field of the base scenario: dotted.path=value"),
+          scheduler: Optional[str] = typer.Option(None, "--scheduler", help="join the dask scheduler at ADDRESS"),
+          scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
+                                                         help="join the dask scheduler described in FILE"),
+          cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local"),
+          workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                                help="worker processes of the local cluster (default: all cores)"),
+          threads: int = typer.Option(1, "--threads", min=1, help="numba threads per task (prange over scenarios)"),
+          batch_size: Optional[int] = typer.Option(None, "--batch-size", min=1,
+                                                   help="scenarios per task (default: the spec's, else automatic)"),
+          retry_failed: bool = typer.Option(False, "--retry-failed", help="re-run scenarios that failed"),
+          new: bool = typer.Option(False, "--new", help="discard an existing store of another study and start again"),
+          inline: bool = typer.Option(False, "--inline", help="run the batches in this process, without dask"),
+          max_in_flight: Optional[int] = typer.Option(None, "--max-in-flight", min=1,
+                                                      help="tasks submitted at once (default: 2 per worker thread)"),
+          retries: int = typer.Option(2, "--retries", min=0, help="retries of a failed task"),
+          dashboard_address: str = typer.Option(":8787", "--dashboard-address",
+                                                help="dashboard of the local cluster (':0' = any free port)"),
+          quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
+    """Run (or resume) a sweep: every scenario of SPEC on dask into one zarr store.
+
+    Re-running the same command skips the scenarios already done; failed ones are re-run only with
+    --retry-failed; a store made from another spec is refused unless --new.
+    """
+    from hpcrail.sweep.runner import SweepMismatchError, run_sweep
+
+    try:
+        res = run_sweep(spec, output, cli_set=set_, scheduler=scheduler,
+                        scheduler_file=str(scheduler_file) if scheduler_file else None, cluster=cluster,
+                        workers=workers, threads=threads, batch_size=batch_size, retry_failed=retry_failed,
+                        new=new, inline=inline, max_in_flight=max_in_flight, retries=retries,
+                        dashboard_address=dashboard_address, progress=not quiet,
+                        say=lambda s: console.print(s, highlight=False, markup=False, soft_wrap=True))
+    except ConfigError as exc:
+        config_error_exit(exc)
+    except SweepMismatchError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    except ValueError as exc:  # bad cluster options
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    c = res.counts
+    rate = res.ran / res.seconds if res.seconds > 0 else 0.0
+    console.print(f"{res.store}: {c['done']}/{c['total']} done ({c['completed']} completed, {c['failed']} failed), "
+                  f"{c['pending']} pending; ran {res.ran} scenarios in {res.seconds:.1f} s ({rate:.2f}/s)",
+                  highlight=False, soft_wrap=True)
+    if c["failed"]:
+        console.print(f"failures: {', '.join(f'{k} {v}' for k, v in c['by_status'].items() if k not in ('completed', 'event_stop'))}"
+                      f" — see `hpcrail status {res.store}`", highlight=False, soft_wrap=True)
+    if res.failed_tasks:
+        err_console.print(f"[bold red]{len(res.failed_tasks)} tasks failed after their retries[/]; re-run the same "
+                          "command to resume", highlight=False, soft_wrap=True)
+    if c["pending"]:
+        raise typer.Exit(EXIT_INCOMPLETE)
+    console.print(f"next: hpcrail report {res.store}", highlight=False, soft_wrap=True)
+
+
+def _state_or_exit(store: Path) -> dict:
+    from hpcrail.sweep.store import read_state
+
+    if not store.exists():
+        err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    try:
+        return read_state(store)
+    except ValueError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+
+
+@app.command()
+def status(store: Path = typer.Argument(..., help="study store (zarr)"),
+           messages: int = typer.Option(5, "--messages", help="most frequent failure messages to show")):
+    """Done / failed / pending counts of a sweep store (and why scenarios failed)."""
+    import collections
+
+    import numpy as np
+
+    from hpcrail.sweep.store import SUCCESS, as_strings, counts, open_group
+
+    st = _state_or_exit(store)
+    c = counts(st)
+    a = st["attrs"]
+    t = Table(title=f"{a.get('sweep_name', store)}: {c['total']} scenarios", show_header=False)
+    t.add_row("done", f"{c['done']}")
+    t.add_row("  completed", f"{c['completed']}")
+    t.add_row("  failed", f"{c['failed']}")
+    for k, v in sorted(c["by_status"].items()):
+        if k not in SUCCESS:
+            t.add_row(f"    {k}", f"{v}")
+    t.add_row("pending", f"{c['pending']}")
+    t.add_row("design", f"{a.get('design')} ({a.get('batch_size')} scenarios per batch)")
+    t.add_row("created", f"{a.get('created', '')}")
+    t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
+    console.print(t)
+    console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False, soft_wrap=True)
+    if c["failed"] and messages > 0:
+        bad = st["done"] & ~np.isin(st["status"], SUCCESS)
+        msgs = as_strings(open_group(store)["message"][:])[bad]
+        for msg, n in collections.Counter(msgs.tolist()).most_common(messages):
+            console.print(f"  {n} x {msg}", highlight=False, markup=False)
+
+
+@app.command()
+def report(store: Path = typer.Argument(..., help="study store (zarr)"),
+           output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the PNG plots "
+                                                 "(default: STORE_report/)"),
+           metric: List[str] = typer.Option([], "--metric", help="only these metrics (repeatable)")):
+    """Summary table of a sweep store and PNG plots: each metric against each swept parameter, failure map."""
+    import xarray as xr
+
+    import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
+    from hpcrail.analysis.report import write_report
+    from hpcrail.results.metrics import METRICS
+
+    st = _state_or_exit(store)
+    bad = [m for m in metric if m not in METRICS]
+    if bad:
+        err_console.print(f"[bold red]error:[/] unknown metric {', '.join(bad)}; allowed: {', '.join(METRICS)}",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    ds = xr.open_zarr(store, consolidated=True)
+    summ = ds.hpcrail.summary()
+    from hpcrail.sweep.store import counts
+
+    c = counts(st)
+    t = Table(title=f"{st['attrs'].get('sweep_name', store)}: {c['completed']} completed, {c['failed']} failed, "
+                    f"{c['pending']} pending of {c['total']}")
+    for col in ["metric", "count", "min", "median", "max", "max at"]:
+        t.add_column(col, justify="right" if col in ("count", "min", "median", "max") else "left",
+                     overflow="fold")
+    for name, row in summ.iterrows():
+        t.add_row(escape(str(name)), f"{row['count']}", f"{row['min'] + 0.0:,.4g}", f"{row['median'] + 0.0:,.4g}",
+                  f"{row['max'] + 0.0:,.4g}", escape(str(row["max at"])))
+    console.print(t)
+    out = output or store.with_name(store.name.removesuffix(".zarr") + "_report")
+    files = write_report(ds, out, metric or None)
+    console.print(f"wrote {len(files)} plots to {out}/", highlight=False, soft_wrap=True)

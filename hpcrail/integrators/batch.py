@@ -1,0 +1,283 @@
+"""Batched integration: many problems of one parameter type through one compiled call.
+
+A sweep runs thousands of problems that differ only in parameter *values*: they share the numba type
+of their parameters, hence one compiled integrator.  :func:`integrate_batch` groups the problems by
+parameter type and runs each group either
+
+* ``mode="prange"`` — one call of a ``parallel=True`` kernel looping over the problems with
+  ``numba.prange`` (dynamic scheduling, chunk size 1, so unequal problem costs balance), or
+* ``mode="threads"`` — one call of the method per problem from a pool of Python threads (the
+  kernels release the GIL).
+
+Both give bit-for-bit the results of :func:`hpcrail.integrators.integrate` (one call with
+``t_pause = t_final`` takes the same steps as the chunked driver: methods never shorten a step to
+land on a pause).  Like every method, the batch kernel is compiled against ``FunctionType``
+signatures — here of the method itself too — so it is compiled once per parameter type, for every
+method, and cached on disk.  Integrators know nothing of trains: this module sees only
+:class:`~hpcrail.integrators.contract.Problem` objects.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.core.errors import NumbaTypeSafetyWarning
+from numba.extending import intrinsic
+from numba.typed import List
+
+from hpcrail._numba import JIT
+from hpcrail.integrators import registry
+from hpcrail.integrators.contract import (
+    DONE, N_STATS, RUNNING, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
+)
+from hpcrail.integrators.driver import compiled_kernel, kernel_argtypes, make_settings, model_function_type
+
+#: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: wall times are NaN
+_MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
+
+
+@intrinsic
+def _monotonic_ns(typingctx):
+    """Monotonic clock [ns] read inside numba (``clock_gettime``), usable in cached kernels."""
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        if _MONOTONIC is None:
+            return ir.Constant(i64, -1)
+        ts_t = ir.LiteralStructType([i64, i64])
+        ptr = cgutils.alloca_once(builder, ts_t)
+        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ts_t.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
+        builder.call(fn, [ir.Constant(ir.IntType(32), _MONOTONIC), ptr])
+        sec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 0))
+        nsec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 1))
+        return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+
+    return sig, codegen
+
+
+@njit(parallel=True, **JIT)
+def _batch_prange(method, rhs, observe, params, ys, tstates, t_outs, Y_outs, iouts, t_final, accs, stats,
+                  settings, atols, status, wall):
+    """Integrate problem i = 0..len(params)-1 with ``method`` from ``tstates[i][0]`` to ``t_final[i]``.
+
+    Per problem: ``ys[i]`` float64[n_i] (in/out), ``tstates[i]``, ``t_outs[i]``, ``Y_outs[i]``
+    float64[k_i, n_i], ``accs[i]``, ``atols[i]`` (typed lists, sizes may differ); rows of
+    ``iouts`` int64[m, 1], ``stats`` int64[m, 8], ``settings`` float64[m, 8]; writes ``status[i]``
+    and ``wall[i]`` [s].  The observer sees the initial state first, as in ``integrate``.
+    """
+    m = len(params)
+    for j in prange(m):
+        i = np.int64(j)
+        w0 = _monotonic_ns()
+        p = params[i]
+        y = ys[i]
+        ts = tstates[i]
+        acc = accs[i]
+        observe(ts[0], y, p, acc)
+        status[i] = method(rhs, observe, p, y, ts, t_outs[i], Y_outs[i], iouts[i], t_final[i], t_final[i], acc,
+                           stats[i], settings[i], atols[i])
+        wall[i] = (_monotonic_ns() - w0) * 1e-9 if w0 >= 0 else np.nan
+
+
+_BATCH_COMPILED: dict = {}
+
+
+def _batch_entry(params, method_type) -> tuple:
+    """Entry point of :func:`_batch_prange` for ``params``' type and a method's FunctionType."""
+    ptype = numba.typeof(params)
+    key = (ptype, method_type)
+    hit = _BATCH_COMPILED.get(key)
+    if hit is not None:
+        return hit, 0.0
+    fty = model_function_type(params)
+    f1, f2, i2 = types.float64[::1], types.float64[:, ::1], types.int64[:, ::1]
+    L = types.ListType
+    sig = (method_type, fty, fty, L(ptype), L(f1), L(f1), L(f1), L(f2), i2, f1, L(f1), i2, f2, L(f1),
+           types.int64[::1], f1)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        # typed-list indexing by the (unsigned) parallel loop index
+        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
+        if sig not in _batch_prange.overloads:
+            _batch_prange.compile(sig)
+    entry = _batch_prange.overloads[sig].entry_point
+    _BATCH_COMPILED[key] = entry
+    return entry, time.perf_counter() - t0
+
+
+@dataclasses.dataclass
+class BatchItem:
+    """One problem of a batch and how to integrate it (the arguments of :func:`integrate`).
+
+    ``t_out`` float64[k] sample times [s] within [t0, t_final]; ``settings`` keyword arguments of
+    :func:`hpcrail.integrators.driver.make_settings` except ``rtol`` (``step``, ``hmin``, ``hmax``,
+    ``max_steps``, ``extra``); ``atol`` scalar, multiplied by ``problem.atol_scale``.
+    """
+
+    problem: Problem
+    method: str
+    t_out: np.ndarray
+    t_final: float
+    step: float = 0.0
+    rtol: float = 1e-6
+    atol: float = 1e-6
+    hmin: float = 0.0
+    hmax: float = 0.0
+    max_steps: int = 100_000_000
+    extra_settings: tuple = ()
+
+
+def check_item(item: BatchItem, index: int | None = None) -> None:
+    """Raise ``ValueError`` (naming the item) if ``item`` cannot be integrated: ``t_final <= t0``,
+    sample times unsorted or outside [t0, t_final], a fixed-step method without ``step``; KeyError
+    for an unknown method."""
+    item.t_out = np.ascontiguousarray(item.t_out, dtype=np.float64)
+    index = "" if index is None else f" {index}"
+    info = registry.get(item.method)
+    t0 = float(item.problem.t0)
+    t_out = item.t_out
+    if item.t_final <= t0:
+        raise ValueError(f"batch item{index}: t_final = {item.t_final} must be greater than t0 = {t0}")
+    if t_out.size and (t_out[0] < t0 - 1e-12 or t_out[-1] > item.t_final + 1e-9 or np.any(np.diff(t_out) < 0)):
+        raise ValueError(f"batch item{index}: sample times must be sorted and lie within [t0, t_final]")
+    if not info.adaptive and item.step <= 0.0:
+        raise ValueError(f"batch item{index}: method {info.name!r} has a fixed step: give step > 0")
+
+
+def integrate_batch(items: Sequence[BatchItem], *, mode: str = "prange", threads: int = 1) -> list[Solution]:
+    """Integrate every item; returns one :class:`Solution` per item, in order.
+
+    Items are grouped by (method, numba type of the parameters); each group is one call of the
+    batch kernel (``mode="prange"``, ``threads`` numba threads) or one method call per item from
+    ``threads`` Python threads (``mode="threads"``).  Results equal those of :func:`integrate`
+    bit for bit; ``wall_time`` is measured per item inside the kernel; ``compile_time`` is the
+    time to compile/load the group's kernels (the same value for every item of the group).
+
+    Raises
+    ------
+    KeyError for an unknown method; ValueError (naming the item) for a fixed-step method without
+    ``step``, sample times outside [t0, t_final] or ``t_final <= t0``; ValueError for an unknown
+    ``mode``.  Integration failures are statuses of the solutions, never exceptions.
+    """
+    if mode not in ("prange", "threads"):
+        raise ValueError(f"mode must be 'prange' or 'threads', got {mode!r}")
+    threads = max(1, int(threads))
+    items = list(items)
+    for i, it in enumerate(items):
+        check_item(it, i)
+    groups: dict = {}
+    for i, it in enumerate(items):
+        key = (registry.get(it.method).name, numba.typeof(it.problem.params))
+        groups.setdefault(key, []).append(i)
+    out: list = [None] * len(items)
+    for (method, _ptype), idx in groups.items():
+        sols = _run_group(method, [items[i] for i in idx], mode, threads)
+        for i, s in zip(idx, sols):
+            out[i] = s
+    return out
+
+
+def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> list[Solution]:
+    info = registry.get(method)
+    p0 = items[0].problem
+    kernel, ctime = compiled_kernel(method, p0.params, (p0.rhs, p0.observe))
+    m = len(items)
+    ys, tss, Ys, accs, atols = [], [], [], [], []
+    iouts = np.zeros((m, 1), np.int64)
+    stats = np.zeros((m, N_STATS), np.int64)
+    settings = np.zeros((m, 8))
+    t_final = np.zeros(m)
+    for i, it in enumerate(items):
+        pr = it.problem
+        n = pr.y0.size
+        ys.append(pr.y0.copy())
+        ts = np.zeros(info.state_size(n))
+        ts[TS_T] = float(pr.t0)
+        ts[TS_H] = 0.0
+        tss.append(ts)
+        Ys.append(np.full((it.t_out.size, n), np.nan))
+        accs.append(pr.acc0.copy())
+        atols.append(np.ascontiguousarray(it.atol * pr.atol_scale))
+        settings[i] = make_settings(step=it.step, hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps,
+                                    rtol=it.rtol, extra=it.extra_settings)
+        t_final[i] = float(it.t_final)
+    status = np.zeros(m, np.int64)
+    wall = np.zeros(m)
+    if mode == "prange":
+        argtys = kernel_argtypes(p0.params)
+        cres = info.kernel.overloads[argtys]
+        mtype = types.FunctionType(cres.signature.return_type(*argtys))
+        entry, bt = _batch_entry(p0.params, mtype)
+        ctime += bt
+        L = List
+        params = L()
+        for it in items:
+            params.append(it.problem.params)
+        prev = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            with numba.parallel_chunksize(1):
+                entry(info.kernel, p0.rhs, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
+                      L(Ys), iouts, t_final, L(accs), stats, settings, L(atols), status, wall)
+        finally:
+            numba.set_num_threads(prev)
+    else:
+        def one(i):
+            it = items[i]
+            pr = it.problem
+            w0 = time.perf_counter()
+            pr.observe(float(pr.t0), ys[i], pr.params, accs[i])
+            status[i] = kernel(pr.rhs, pr.observe, pr.params, ys[i], tss[i], it.t_out, Ys[i], iouts[i],
+                               t_final[i], t_final[i], accs[i], stats[i], settings[i], atols[i])
+            wall[i] = time.perf_counter() - w0
+
+        if threads == 1 or m == 1:
+            for i in range(m):
+                one(i)
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hpcrail-batch") as ex:
+                list(ex.map(one, range(m)))
+    sols = []
+    for i, it in enumerate(items):
+        code = int(status[i])
+        if code == RUNNING:  # a method returned at t_pause == t_final: defensive, as in integrate()
+            code = DONE if abs(tss[i][TS_T] - t_final[i]) <= 1e-12 * max(1.0, abs(t_final[i])) else code
+        st = Status(code)
+        t_reached = float(tss[i][TS_T])
+        sols.append(Solution(t=it.t_out, y=Ys[i], status=st, message=st.describe(t_reached), t_reached=t_reached,
+                             stats=dict(zip(STAT_NAMES, stats[i].tolist())), acc=accs[i], wall_time=float(wall[i]),
+                             compile_time=float(ctime), method=info.name, y_final=ys[i]))
+    return sols
+
+
+_WARM_LOCK = threading.Lock()
+
+
+def warm(problem: Problem, methods: Sequence[str]) -> float:
+    """Compile (or load from the disk cache) every kernel a batch of ``problem``'s parameter type
+    needs for each method; returns the seconds spent.  Call once before fanning out to many
+    processes: concurrent first compilations into a shared cache can race."""
+    t0 = time.perf_counter()
+    with _WARM_LOCK:
+        for method in methods:
+            info = registry.get(method)
+            compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe))
+            argtys = kernel_argtypes(problem.params)
+            cres = info.kernel.overloads[argtys]
+            _batch_entry(problem.params, types.FunctionType(cres.signature.return_type(*argtys)))
+    return time.perf_counter() - t0
+
+
+__all__ = ["BatchItem", "check_item", "integrate_batch", "warm"]

@@ -1,0 +1,187 @@
+"""The noninertial coupler of paper 002 as a connection type (``kind: noninertial``) of the LTD consist.
+
+The LTD model has one coordinate per vehicle (arc length s along the route).  The reduction of the
+planar coupler (``kinematics``) to that model assumes:
+
+* **the vehicles follow the track centre line**: both bogie centres of a vehicle are on it, the body
+  axis is their chord (no lateral or yaw dynamics, no suspension or guidance compliance — the planar
+  model shows those deflections are tens of µm for these forces);
+* **between the two vehicle centres the track is a circular arc** of the mean curvature
+  κ̄ = ∫κ ds / Δs over [s_{k+1}, s_k], taken from the route's cumulative curvature table.  This is exact
+  on constant-curvature sections and averages the curvature step at a section end (LTD routes have no
+  spirals).  LTD routes give |1/R| without the direction of the curve: every curve is treated as a
+  left-hand one, which is exact for a symmetric coupler except across a reverse-curve junction;
+* **the knuckle sits at the vehicle ends** (the LTD free length between vehicle centres is the sum of
+  the half lengths): x_P = length/2 − l_0 − l_s − l_r0/2, so on tangent track the LTD extension e is the
+  coupler's total deflection d_a + d_b + knuckle stretch;
+* the coupler's equilibrium and noninertial velocities are those of the planar model (eqs 41-45), and
+  **the in-train force is the mean draft-gear force** ½ Σ (k_B d + c_B ḋ) of its two ends.  The force
+  the coupler puts on a vehicle's arc-length coordinate also contains (1 − κ y) factors and κ times
+  the coupler's moment on the body: relative corrections ~ b²κ²/2 and ~ L·θ/R, below 2·10⁻⁴ for
+  R ≥ 300 m, neglected;
+* the coupler's kinematics adds no state: the Newton solution of connection k is kept in
+  ``params.ni_conn[k, NC_X:NC_X+4]`` as the warm start of the next evaluation (per scenario).
+
+On tangent track (zero mean curvature) the result is exactly a linear spring-damper,
+k_eq = 1/(2/k_B + 1/k_rr) with damping c_B·k_eq/k_B (the draft gear's damper at the quasistatic slider
+rate, eq 43); the kernel uses that closed form there and Newton-Raphson only in curves.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from hpcrail._numba import JIT_NRT_FREE
+from hpcrail.models.couplers.kinematics import (
+    CP_A0, CP_CB, CP_KB, CP_KRR, N_CP, NS_FAIL, NS_ITER, NS_K_FAIL, NS_MAXIT, NS_SOLVES, NS_T_FAIL, coupler_newton,
+    coupler_parameter_array, noninertial_rates,
+)
+
+#: extra slots of the per-type parameter row used by the LTD connection
+CP_TOL, CP_MAXIT = 14, 15
+#: columns of the per-connection array ``ni_conn``: pin distances L = x_P + l_0, bogie half spacings,
+#: warm start x (4), force of the current evaluation
+NC_LA, NC_LB, NC_BA, NC_BB, NC_X, NC_F = 0, 1, 2, 3, 4, 8
+N_NC = 9
+#: rows of the scratch array ``ni_work``; row NW_STATS holds the Newton statistics (kinematics.NS_*)
+NW_G, NW_PZ, NW_VZ, NW_X, NW_DX, NW_RHS, NW_XD, NW_STATS = range(8)
+
+
+def connection_type_order(sc, names: list[str]) -> list[str]:
+    """Connection type names in the order of their index: table-law types (sorted), then noninertial
+    types (sorted).  The kernel tells them apart by ``type index < n_table_types``, a comparison on the
+    index it loads anyway (an extra per-connection array read cost ~10 % of the LTD right-hand side)."""
+    from hpcrail.config.scenario import NoninertialConnection
+
+    used = sorted(set(names))
+    ni = [t for t in used if isinstance(sc.connection_types[t], NoninertialConnection)]
+    return [t for t in used if t not in ni] + ni
+
+
+def noninertial_connection_arrays(sc, names: list[str], half_len: np.ndarray) -> dict:
+    """Arrays of the LTD parameters for noninertial connections (zeros/unused for table connections).
+
+    ``names``: connection type per coupler (N−1), ``half_len``: vehicle half lengths [m] (N).
+    Returns ``n_table_types``, ``n_noninertial``, ``ni_cp`` float64[C, N_CP] (per connection type in
+    the order of :func:`connection_type_order`), ``ni_conn`` float64[N−1, N_NC] (``NC_*``: L_a, L_b
+    centre to shank pin = x_P + l_0 [m], b_a, b_b bogie half spacings [m], warm start x, force [N])
+    and ``ni_work`` float64[8, 72] (solver scratch, row ``NW_STATS`` the Newton statistics).
+    """
+    from hpcrail.config.scenario import NoninertialConnection
+    from hpcrail.models.couplers.kinematics import G_N
+
+    types = connection_type_order(sc, names)
+    M = len(names)
+    cp_rows = np.zeros((len(types), N_CP))
+    for i, t in enumerate(types):
+        c = sc.connection_types[t]
+        if isinstance(c, NoninertialConnection):
+            dg, sh, kn = c.draft_gear, c.shank, c.knuckle
+            lg = sh.cg_from_pin_m if sh.cg_from_pin_m is not None else 0.5 * sh.length_m
+            cp_rows[i] = coupler_parameter_array(
+                kB=dg.stiffness_N_per_m, cB=dg.damping_Ns_per_m, l0=dg.free_length_m,
+                kr=sh.torsional_stiffness_Nm_per_rad, cr=sh.torsional_damping_Nms_per_rad, alpha0=sh.rest_angle_rad,
+                ls=sh.length_m, lg=lg, m_slider=dg.slider_mass_kg, m_shank=sh.mass_kg, I_shank=sh.yaw_inertia_kgm2,
+                krr=kn.stiffness_N_per_m, crr=kn.damping_Ns_per_m, lr0=kn.free_length_m)
+            cp_rows[i, CP_TOL] = c.newton.tolerance_m
+            cp_rows[i, CP_MAXIT] = c.newton.max_iterations
+    n_ni = 0
+    conn = np.zeros((M, N_NC))
+    for k, t in enumerate(names):
+        c = sc.connection_types[t]
+        if isinstance(c, NoninertialConnection):
+            n_ni += 1
+            reach = c.shank.length_m + 0.5 * c.knuckle.free_length_m   # shank pin to the vehicle end
+            conn[k, :4] = (half_len[k] - reach, half_len[k + 1] - reach,
+                       c.bogie_spacing_ratio * half_len[k], c.bogie_spacing_ratio * half_len[k + 1])
+    n_table = sum(1 for t in types if not isinstance(sc.connection_types[t], NoninertialConnection))
+    return dict(n_table_types=n_table, n_noninertial=n_ni, ni_cp=cp_rows, ni_conn=conn, ni_work=np.zeros((8, G_N)))
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_noninertial_force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
+    """In-train force [N] (+ draft) of noninertial connection ``k`` (type row ``ct``) between vehicle
+    k (leading, speed ``v_a``) and k+1 (speed ``v_b``) whose centres are ``u`` [m] apart along a track
+    of mean curvature ``kappa`` [1/m] (≥ 0) between them; ``e`` is the LTD extension (on tangent track
+    u = D + e).  ``conn``/``work``: see :func:`noninertial_connection_arrays`; the warm start in
+    ``conn[k, NC_X:NC_X+4]`` is updated.  NaN if the Newton iteration fails (counted in the
+    statistics row of ``work``).
+
+    Source: paper 002 eqs 24-45 (kinematics), reduced as described in the module docstring.
+    """
+    cp = cp_all[ct]
+    if kappa == 0.0:
+        # tangent track: collinear cars, α = 0, the coupler is k_B, k_rr, k_B in series (exact closed form
+        # of the same equilibrium; the warm start is kept consistent for the next curve)
+        kB = cp[CP_KB]
+        keq = 1.0 / (2.0 / kB + 1.0 / cp[CP_KRR])
+        f_el = keq * e
+        conn[k, NC_X] = f_el / kB
+        conn[k, NC_X + 1] = cp[CP_A0]
+        conn[k, NC_X + 2] = f_el / kB
+        conn[k, NC_X + 3] = cp[CP_A0]
+        return f_el + cp[CP_CB] * keq / kB * (v_a - v_b)
+    g = work[NW_G]
+    pz = work[NW_PZ]
+    vz = work[NW_VZ]
+    x = work[NW_X]
+    stats = work[NW_STATS]
+    la = conn[k, NC_LA]
+    lb = conn[k, NC_LB]
+    ba = conn[k, NC_BA]
+    bb = conn[k, NC_BB]
+    # circular arc of curvature κ through both centres: b at the origin heading +X, a at arc length u
+    th = kappa * u
+    half = 0.5 * th
+    if abs(half) > 1e-4:
+        sinc_h = math.sin(half) / half
+    else:
+        sinc_h = 1.0 - half * half / 6.0
+    chord = u * sinc_h                      # |r(u) − r(0)|, direction at angle θ/2
+    tx = chord * math.cos(half)
+    ty = chord * math.sin(half)
+    # body centres inside the track by the versine of their bogie chord (bogie centres on the track)
+    ya = kappa * ba * ba / (1.0 + math.sqrt(max(0.0, 1.0 - kappa * kappa * ba * ba)))
+    yb = kappa * bb * bb / (1.0 + math.sqrt(max(0.0, 1.0 - kappa * kappa * bb * bb)))
+    c = math.cos(th)
+    s = math.sin(th)
+    pz[0] = tx - ya * s
+    pz[1] = ty + ya * c - yb
+    pz[2] = c
+    pz[3] = s
+    pz[4] = la             # L = x_P + l_0: centre to the shank pin
+    pz[5] = 0.0
+    pz[6] = 0.0
+    pz[7] = 1.0
+    pz[8] = 0.0
+    pz[9] = lb
+    qa = (1.0 - kappa * ya) * v_a
+    qb = (1.0 - kappa * yb) * v_b
+    vz[0] = qa * c
+    vz[1] = qa * s
+    vz[2] = kappa * v_a
+    vz[3] = qb
+    vz[4] = 0.0
+    vz[5] = kappa * v_b
+    for i in range(4):
+        x[i] = conn[k, NC_X + i]
+    it = coupler_newton(pz, x, cp, cp[CP_TOL], int(cp[CP_MAXIT]), g, work[NW_DX])
+    stats[NS_SOLVES] += 1.0
+    ok = it > 0
+    xd = work[NW_XD]
+    if ok:
+        stats[NS_ITER] += it
+        if it > stats[NS_MAXIT]:
+            stats[NS_MAXIT] = it
+        ok = noninertial_rates(pz, vz, cp, g, work[NW_RHS], xd)
+    if not ok:
+        stats[NS_FAIL] += 1.0
+        stats[NS_T_FAIL] = t
+        stats[NS_K_FAIL] = k + 1
+        return np.nan
+    for i in range(4):
+        conn[k, NC_X + i] = x[i]
+    _ = e
+    return 0.5 * (cp[CP_KB] * (x[0] + x[2]) + cp[CP_CB] * (xd[0] + xd[2]))

@@ -1,0 +1,336 @@
+"""The sweep driver: expand the spec, create or resume the store, fan batches out, report progress.
+
+``run_sweep`` is the entry point of ``hpcrail sweep`` (and of the Slurm launcher, which only
+chooses another cluster in :func:`hpcrail.sweep.cluster.make_client`).  The driver holds no
+results: tasks write their own chunks, so killing the driver at any moment loses at most the
+batches in flight, and re-running the same command resumes — scenarios are skipped by id.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from hpcrail.sweep.spec import Expansion, expand
+from hpcrail.sweep.store import (
+    SUCCESS, Layout, counts, create_store, finalize, make_layout, open_group, read_state,
+)
+from hpcrail.sweep.worker import BatchTask, run_task
+
+
+class SweepMismatchError(Exception):
+    """The store was made from another sweep (its scenario ids or outputs differ) or is not a sweep store."""
+
+
+@dataclasses.dataclass
+class SweepResult:
+    store: Path
+    counts: dict                 #: done / completed / failed / pending / by_status after the run
+    ran: int                     #: scenarios computed in this run
+    skipped: int                 #: scenarios already done (resume)
+    seconds: float               #: wall time of the fan-out (compute + write)
+    failed_tasks: list           #: task keys that failed after their retries (scenarios left pending)
+    dashboard: str | None = None
+    expand_seconds: float = 0.0
+    warm_seconds: float = 0.0
+
+
+def _mismatch_reasons(exp: Expansion, attrs: dict, ids: np.ndarray) -> list[str]:
+    reasons = []
+    n_old = int(attrs.get("n_scenarios", ids.size))
+    if n_old != exp.size:
+        reasons.append(f"{n_old} scenarios in the store, {exp.size} in the spec")
+    try:
+        old_params = [(p["path"], p["name"]) for p in json.loads(attrs.get("parameters", "[]"))]
+    except (TypeError, ValueError):
+        old_params = []
+    new_params = [(p.path, p.name) for p in exp.parameters]
+    if old_params != new_params:
+        reasons.append(f"parameters {[p for p, _ in old_params]} in the store, {[p for p, _ in new_params]} "
+                       "in the spec")
+    if attrs.get("outputs") != json.dumps(exp.spec.outputs.model_dump()):
+        reasons.append(f"outputs {attrs.get('outputs')} in the store, {json.dumps(exp.spec.outputs.model_dump())} "
+                       "in the spec")
+    if ids.size == exp.size:
+        new_ids = np.array([p.id for p in exp.points])
+        diff = np.flatnonzero(ids != new_ids)
+        if diff.size:
+            i = int(diff[0])
+            reasons.append(f"{diff.size} scenario ids differ (first: scenario {i}, {ids[i]} in the store, "
+                           f"{new_ids[i]} from the spec: the base scenario, its component files, the "
+                           "parameter values or an --set changed)")
+    if not reasons:
+        reasons.append("the sweep fingerprint differs")
+    return reasons
+
+
+def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
+                   batch_size: int | None = None, say: Callable = print) -> tuple[Layout, dict]:
+    """Create the store of ``exp`` or check that an existing one holds the same study.
+
+    Returns ``(layout, state)`` (see :func:`hpcrail.sweep.store.read_state`).  Raises
+    :class:`SweepMismatchError` when ``store`` exists but is not this sweep's store (unless
+    ``new``, which deletes an existing *sweep* store and starts again) or is not a sweep store.
+    """
+    store = Path(store)
+    if store.exists():
+        try:
+            state = read_state(store)
+        except ValueError as exc:
+            raise SweepMismatchError(f"{exc}; refusing to touch it (choose another -o)") from None
+        if state["attrs"].get("sweep_fingerprint") == exp.fingerprint() and not new:
+            bs = int(state["attrs"].get("batch_size", 0)) or exp.batch_size(batch_size)
+            if batch_size and batch_size != bs:
+                say(f"note: {store} is chunked in batches of {bs}; keeping that (ignoring batch size {batch_size})")
+            layout = make_layout(exp, bs)
+            _check_shapes(store, layout)
+            return layout, state
+        if not new:
+            reasons = _mismatch_reasons(exp, state["attrs"], state["scenario_id"])
+            raise SweepMismatchError(
+                f"{store} holds a different study than {exp.spec_file}: " + "; ".join(reasons)
+                + ". Pass --new to discard the store and start again, or write to another store with -o.")
+        shutil.rmtree(store)
+    layout = make_layout(exp, exp.batch_size(batch_size))
+    create_store(exp, store, layout)
+    return layout, read_state(store)
+
+
+def _check_shapes(store: Path, layout: Layout) -> None:
+    g = open_group(store)
+    for name in layout.variables:
+        if name not in g or tuple(g[name].shape) != layout.shape(name):
+            raise SweepMismatchError(f"{store}: variable {name!r} is missing or has another shape than this sweep "
+                                     "needs; pass --new to start again")
+
+
+def todo_mask(state: dict, retry_failed: bool = False) -> np.ndarray:
+    """Scenarios to run: not done, plus (with ``retry_failed``) done ones that did not succeed."""
+    done = state["done"]
+    mask = ~done
+    if retry_failed:
+        mask |= done & ~np.isin(state["status"], SUCCESS)
+    return mask
+
+
+def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *, mode: str = "prange",
+               threads: int = 1) -> list[tuple[str, BatchTask]]:
+    """``(key, task)`` per batch holding scenarios to run; keys are deterministic
+    (``hpcrail-sweep-<fingerprint>-<first scenario>``)."""
+    fp = exp.fingerprint()
+    tasks = []
+    for start, stop in layout.batches():
+        idx = [int(i) for i in np.flatnonzero(mask[start:stop]) + start]
+        if not idx:
+            continue
+        pts = [exp.points[i] for i in idx]
+        tasks.append((f"hpcrail-sweep-{fp}-{start:08d}",
+                      BatchTask(store=str(store.resolve()), start=start, stop=stop, todo=idx,
+                                overrides=[p.overrides for p in pts], errors=[p.error for p in pts],
+                                base_doc=exp.base_doc, spec_file=str(exp.spec_file), layout=layout,
+                                mode=mode, threads=threads)))
+    return tasks
+
+
+def warm_cache(exp: Expansion, say: Callable = print) -> float:
+    """Compile or load every kernel the sweep needs (one short step of one scenario per integrator
+    method, through the batch kernel and the output kernels) in this process before fanning out, so that workers only load them from numba's disk cache (concurrent
+    first compilations into one cache can race).  Returns seconds spent."""
+    from hpcrail.config import validate_document
+    from hpcrail.integrators.batch import integrate_batch
+    from hpcrail.simulate import _BATCHED
+
+    t0 = time.perf_counter()
+    seen = set()
+    for p in exp.points:
+        if p.error is not None or p.methods in seen:
+            continue
+        seen.add(p.methods)
+        try:
+            sc = validate_document(exp.scenario_doc(p))
+            kind = getattr(sc, "model", "ltd")
+            if kind not in _BATCHED:
+                continue
+            prepare, finish = _BATCHED[kind]
+            state, item = prepare(sc, np.array([p.duration]))
+            # the whole pipeline on one short step: integrator, batch kernel and output kernels
+            item.t_final = float(item.problem.t0) + min(p.duration, item.step if item.step > 0 else 1e-3)
+            item.t_out = np.array([item.t_final])
+            finish(sc, state, integrate_batch([item])[0], attrs=False)
+        except Exception as exc:  # noqa: BLE001 - the scenario will record its own error
+            say(f"note: could not pre-compile for {p.methods or 'scenario ' + str(p.index)}: {exc}")
+    return time.perf_counter() - t0
+
+
+class _Progress:
+    """Progress of the scenarios of this run: done, failed, rate and ETA (rich bar on a terminal,
+    a line every ~10 % or 30 s otherwise)."""
+
+    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
+        self.total = total
+        self.n = 0
+        self.failed = 0
+        self.t0 = time.perf_counter()
+        self.enabled = enabled and total > 0
+        self.stream = stream or sys.stderr
+        self.bar = None
+        self._last_print = (-1, self.t0)
+        if self.enabled and self.stream.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("· [red]{task.fields[failed]} failed[/] · {task.fields[rate]} · "
+                                           "ETA {task.fields[eta]}"), TimeElapsedColumn(),
+                                console=Console(stderr=True))
+            self.bar.start()
+            self.task = self.bar.add_task(label, total=total, failed=0, rate="-", eta="-")
+        self.label = label
+
+    def _fmt(self):
+        el = time.perf_counter() - self.t0
+        rate = self.n / el if el > 0 else 0.0
+        eta = (self.total - self.n) / rate if rate > 0 else float("nan")
+        eta_s = "-" if not np.isfinite(eta) else str(_dt.timedelta(seconds=int(eta)))
+        return rate, eta_s, el
+
+    def update(self, n_done: int, n_failed: int) -> None:
+        self.n += n_done
+        self.failed += n_failed
+        if not self.enabled:
+            return
+        rate, eta_s, el = self._fmt()
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.n, failed=self.failed, rate=f"{rate:.2f} scen/s", eta=eta_s)
+            return
+        pct = int(10 * self.n / self.total)
+        now = time.perf_counter()
+        if pct > self._last_print[0] or now - self._last_print[1] > 30 or self.n == self.total:
+            self._last_print = (pct, now)
+            print(f"{self.label}: {self.n}/{self.total} done ({100 * self.n / self.total:.0f} %), {self.failed} failed, "
+                  f"{rate:.2f} scenarios/s, elapsed {el:.0f} s, ETA {eta_s}", file=self.stream, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), client=None,
+              scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
+              workers: int | None = None, threads: int = 1, mode: str = "prange", batch_size: int | None = None,
+              retry_failed: bool = False, new: bool = False, inline: bool = False,
+              max_in_flight: int | None = None, retries: int = 2, dashboard_address: str | None = ":8787",
+              progress: bool = True, say: Callable = print, expansion: Expansion | None = None) -> SweepResult:
+    """Run (or resume) the sweep ``spec`` into the zarr store ``store`` (default ``NAME.zarr``).
+
+    Execution: ``inline`` runs the batches in this process (no dask); otherwise ``client`` (a
+    ``distributed.Client``), else a cluster from :func:`hpcrail.sweep.cluster.make_client`
+    (``scheduler``/``scheduler_file`` to join one; an embedded LocalCluster of ``workers``
+    processes by default).  At most ``max_in_flight`` tasks (default 2 per worker thread) are
+    submitted at once, with deterministic keys and ``retries``.
+
+    Raises :class:`~hpcrail.config.ConfigError` for a bad spec and :class:`SweepMismatchError`
+    when the store holds another study (unless ``new``).  Failed scenarios are data (status and
+    message in the store), never exceptions; tasks that fail after their retries are listed in
+    the result and their scenarios stay pending.
+    """
+    t0 = time.perf_counter()
+    exp = expansion or expand(spec, cli_set)
+    t_exp = time.perf_counter() - t0
+    store = Path(store or f"{exp.name}.zarr")
+    layout, state = open_or_create(exp, store, new=new, batch_size=batch_size, say=say)
+    mask = todo_mask(state, retry_failed)
+    skipped = int(state["done"].sum() - (mask & state["done"]).sum())
+    n_todo = int(mask.sum())
+    n_invalid = sum(1 for p in exp.points if p.error is not None)
+    say(f"sweep {exp.name}: {exp.size} scenarios ({exp.spec.design}, {len(exp.parameters)} parameters"
+        f"{f', {n_invalid} invalid' if n_invalid else ''}), batches of {layout.batch_size} -> {store}")
+    if skipped:
+        say(f"resuming: {skipped} scenarios already done, {n_todo} to run")
+    tasks = make_tasks(exp, layout, store, mask, mode=mode, threads=threads)
+    result = SweepResult(store=store, counts={}, ran=0, skipped=skipped, seconds=0.0, failed_tasks=[],
+                         expand_seconds=t_exp)
+    if not tasks:
+        say("nothing to do: every scenario is done" + ("" if retry_failed else
+                                                       " (use --retry-failed to re-run failed ones)"))
+        finalize(store)
+        result.counts = counts(read_state(store))
+        return result
+    result.warm_seconds = warm_cache(exp, say)
+    prog = _Progress(n_todo, exp.name, enabled=progress)
+
+    def on_result(res: dict):
+        sts = [s for _i, s in res["statuses"]]
+        result.ran += len(sts)
+        prog.update(len(sts), sum(1 for s in sts if s not in SUCCESS))
+
+    w0 = time.perf_counter()
+    close = None
+    try:
+        if inline:
+            for _key, task in tasks:
+                on_result(run_task(task))
+        else:
+            if client is None:
+                from hpcrail.sweep.cluster import make_client
+
+                client, close = make_client(scheduler=scheduler, scheduler_file=scheduler_file, cluster=cluster,
+                                            workers=workers, threads=threads, dashboard_address=dashboard_address)
+            result.dashboard = getattr(client, "dashboard_link", None)
+            if result.dashboard:
+                say(f"dask dashboard: {result.dashboard}")
+            _fan_out(client, tasks, on_result, result, max_in_flight, retries, say)
+    finally:
+        prog.close()
+        if close is not None:
+            close()
+    result.seconds = time.perf_counter() - w0
+    st = read_state(store)
+    result.counts = counts(st)
+    finalize(store, {"last_run": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                     "last_run_counts": json.dumps({k: v for k, v in result.counts.items() if k != "by_status"})})
+    return result
+
+
+def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say) -> None:
+    from distributed import as_completed
+
+    from hpcrail.sweep.cluster import total_threads
+
+    limit = max_in_flight or max(4, 2 * total_threads(client))
+    it = iter(tasks)
+    ac = as_completed()
+    keys = {}
+
+    def submit_next() -> bool:
+        nxt = next(it, None)
+        if nxt is None:
+            return False
+        key, task = nxt
+        fut = client.submit(run_task, task, key=key, retries=retries, pure=False)
+        keys[fut.key] = key
+        ac.add(fut)
+        return True
+
+    for _ in range(limit):
+        if not submit_next():
+            break
+    for fut in ac:
+        try:
+            on_result(fut.result())
+        except Exception as exc:  # noqa: BLE001 - the batch stays pending; the sweep goes on
+            result.failed_tasks.append(keys.get(fut.key, str(fut.key)))
+            say(f"task {keys.get(fut.key, fut.key)} failed after {retries} retries: {type(exc).__name__}: {exc}")
+        fut.release()
+        submit_next()
+
+
+__all__ = ["run_sweep", "SweepResult", "SweepMismatchError", "open_or_create", "todo_mask", "make_tasks",
+           "warm_cache"]

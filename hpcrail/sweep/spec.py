@@ -1,0 +1,607 @@
+"""Sweep specification (YAML) and its deterministic expansion into scenarios.
+
+A sweep varies fields of a base scenario — the dotted paths of ``hpcrail run --set`` — and keeps,
+per scenario, the run's metrics (always), optionally its per-coupler envelopes and decimated time
+series::
+
+    # what question this study answers (comment)
+    base: ../configs/trains/train2.yaml          # scenario file, relative to this file
+    set: {simulation.duration_s: 600}            # fixed overrides of the base (optional)
+    parameters:
+      connection_types.autocoupler.slack_mm: {values: [0, 10, 20]}
+      vehicle_types.wagon.mass_t: {linspace: [80, 120, 5]}
+      integrator.rtol: {logspace: [-8, -4, 5]}    # exponents: 1e-8 ... 1e-4
+      integrator.method: {registered: integrators}
+    design: grid        # grid | zip | random | lhs | sobol
+    samples: 1024       # random / lhs / sobol
+    seed: 1
+    outputs: {envelopes: true, series: {interval_s: 5.0, variables: [coupler_force]}}
+    batch_size: auto    # scenarios per task (= zarr chunk along ``scenario``)
+
+Discrete sources: ``values`` (a list; strings ending in ``.yaml`` are component files, resolved
+relative to the spec), ``linspace: [start, stop, num]``, ``logspace: [start_exp, stop_exp, num]``,
+``range: [start, stop(, step)]`` (integers, stop excluded), ``registered: integrators`` (every
+integrator in the registry).  Random designs also accept the distributions ``uniform: [low, high]``,
+``loguniform: [low, high]``, ``normal: [mean, sd]``, ``lognormal: [mu, sigma]`` (of ln x); a
+discrete source is then sampled uniformly over its values.  ``lhs`` and ``sobol`` use
+``scipy.stats.qmc`` (scrambled, seeded) and map the unit hypercube through the inverse CDFs.
+
+Expansion is deterministic: the same spec (and base files) gives the same scenarios in the same
+order and the same scenario ids — :func:`hpcrail.config.config_hash` of each scenario's canonical
+config, the hash ``hpcrail validate`` prints for it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import keyword
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hpcrail.config import ConfigError, ConfigIssue, Document, load_document, validate_document
+from hpcrail.config.loading import (
+    _display, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
+)
+
+DESIGNS = ("grid", "zip", "random", "lhs", "sobol")
+DISCRETE = ("values", "linspace", "logspace", "range", "registered")
+DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
+SOURCES = DISCRETE + DISTRIBUTIONS
+
+
+
+def _reserved() -> set:
+    from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SERIES
+    from hpcrail.results.metrics import METRICS
+    from hpcrail.sweep.store import STACKED_ATTRS
+
+    return ({"scenario", "scenario_id", "time", "vehicle", "coupler", "done", "vehicle_type", "connection_type"}
+            | set(RUN_SCALARS) | set(METRICS) | set(ENERGY) | set(ENVELOPES) | set(SERIES) | set(STACKED_ATTRS))
+
+
+#: names a parameter coordinate may not take (dims, coordinates and variables of the sweep store, and
+#: keywords of ``Dataset.sel`` — ``ds.sel(method=...)`` could not select a coordinate named ``method``)
+RESERVED = _reserved() | {"method", "tolerance", "drop", "indexers"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ParameterSpec(_Strict):
+    """How one dotted path varies (exactly one source)."""
+
+    values: Optional[list[Any]] = Field(None, min_length=1)
+    linspace: Optional[list[float]] = None
+    logspace: Optional[list[float]] = None
+    range: Optional[list[int]] = None
+    registered: Optional[Literal["integrators"]] = None
+    uniform: Optional[list[float]] = None
+    loguniform: Optional[list[float]] = None
+    normal: Optional[list[float]] = None
+    lognormal: Optional[list[float]] = None
+    integer: bool = Field(False, description="round sampled values to integers (counts, seeds)")
+    name: Optional[str] = Field(None, description="coordinate name in the store (default: from the path)")
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        given = [s for s in SOURCES if getattr(self, s) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of {', '.join(SOURCES)} (got {', '.join(given) or 'none'})")
+        src = given[0]
+        v = getattr(self, src)
+        if src in ("linspace", "logspace"):
+            if len(v) != 3 or v[2] != int(v[2]) or v[2] < 1:
+                raise ValueError(f"{src} needs [start, stop, num] with an integer num >= 1")
+        elif src == "range":
+            if not 1 <= len(v) <= 3:
+                raise ValueError("range needs [stop], [start, stop] or [start, stop, step] (integers)")
+            if len(v) == 3 and v[2] == 0:
+                raise ValueError("range step must not be 0")
+            if len(range(*v)) == 0:
+                raise ValueError(f"range {v} is empty (stop is excluded)")
+        elif src in DISTRIBUTIONS:
+            if len(v) != 2:
+                raise ValueError(f"{src} needs two numbers")
+            a, b = v
+            if src == "uniform" and not a < b:
+                raise ValueError(f"uniform needs low < high, got [{a}, {b}]")
+            if src == "loguniform" and not 0 < a < b:
+                raise ValueError(f"loguniform needs 0 < low < high, got [{a}, {b}]")
+            if src in ("normal", "lognormal") and not b > 0:
+                raise ValueError(f"{src} needs a positive standard deviation, got {b}")
+        return self
+
+    @property
+    def source(self) -> str:
+        return next(s for s in SOURCES if getattr(self, s) is not None)
+
+
+class SeriesOutput(_Strict):
+    """Decimated time series kept per scenario (names of ``hpcrail.results.dataset.SERIES``)."""
+
+    interval_s: float = Field(..., gt=0, description="sampling interval of the kept series")
+    variables: list[str] = Field(["coupler_force", "speed"], min_length=1)
+
+    @field_validator("variables")
+    @classmethod
+    def _known(cls, v):
+        from hpcrail.results.dataset import SERIES
+
+        bad = [x for x in v if x not in SERIES]
+        if bad:
+            raise ValueError(f"unknown series {', '.join(bad)}; allowed: {', '.join(SERIES)}")
+        if len(set(v)) != len(v):
+            raise ValueError("series variables listed twice")
+        return v
+
+
+class Outputs(_Strict):
+    """What is kept per scenario: metrics and run statistics always."""
+
+    metrics: Literal[True] = True
+    envelopes: bool = Field(False, description="per-coupler max draft/buff force and deflection over every step")
+    series: Optional[SeriesOutput] = None
+
+
+class SweepSpec(_Strict):
+    base: str = Field(..., description="base scenario file, relative to the spec")
+    name: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str = ""
+    set: dict[str, Any] = Field({}, description="fixed overrides of the base (dotted path: value)")
+    parameters: dict[str, ParameterSpec] = Field(..., min_length=1)
+    design: Literal["grid", "zip", "random", "lhs", "sobol"] = "grid"
+    samples: Optional[int] = Field(None, ge=1, description="number of scenarios of random/lhs/sobol designs")
+    seed: int = Field(0, ge=0)
+    outputs: Outputs = Outputs()
+    batch_size: int | Literal["auto"] = "auto"
+
+    @field_validator("batch_size")
+    @classmethod
+    def _bs(cls, v):
+        if isinstance(v, int) and v < 1:
+            raise ValueError("batch_size must be >= 1 or 'auto'")
+        return v
+
+
+# ------------------------------------------------------------------------------------------------
+# expansion
+# ------------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Parameter:
+    """A swept dotted path and its coordinate name (``levels``: discrete values, None if sampled)."""
+
+    path: str
+    name: str
+    spec: ParameterSpec
+    levels: list | None
+
+
+@dataclasses.dataclass
+class Point:
+    """One scenario of the sweep: overrides of the base, id, and what the store needs to know."""
+
+    index: int
+    values: tuple                     #: coordinate value per parameter (labels for files/objects)
+    overrides: dict                   #: dotted path -> value set in the base tree
+    id: str                           #: config_hash of the canonical scenario ("x"-prefixed if invalid)
+    error: str | None = None          #: validation error (the scenario is recorded as invalid)
+    n_vehicles: int = 0
+    duration: float = 0.0
+    vehicle_types: tuple = ()
+    connection_types: tuple = ()
+    methods: str = ""
+
+
+@dataclasses.dataclass
+class Expansion:
+    """A loaded, validated and expanded sweep spec."""
+
+    spec: SweepSpec
+    spec_file: Path
+    spec_text: str
+    cli_set: list
+    base_doc: Document               #: base scenario tree after ``set`` and ``--set``
+    base_hash: str
+    parameters: list[Parameter]
+    points: list[Point]
+    file_values: dict                #: component-file label -> loaded tree
+
+    @property
+    def size(self) -> int:
+        return len(self.points)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name or self.spec_file.stem
+
+    def fingerprint(self) -> str:
+        """Hash of everything that defines the study's content: scenario ids, parameter paths and
+        names, outputs.  Two expansions with the same fingerprint produce the same store."""
+        blob = json.dumps({"ids": [p.id for p in self.points],
+                           "parameters": [[p.path, p.name] for p in self.parameters],
+                           "outputs": self.spec.outputs.model_dump()}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def scenario_doc(self, point: Point) -> Document:
+        return overlay_document(self.base_doc, point.overrides, self.spec_file)
+
+    def batch_size(self, override: int | None = None) -> int:
+        """Scenarios per task and per zarr chunk: the spec's, or ``auto`` = ceil(S/32) within
+        [1, 64] (at least ~32 tasks for load balance and progress, at most 64 scenarios per task)."""
+        if override:
+            return int(override)
+        bs = self.spec.batch_size
+        if isinstance(bs, int):
+            return bs
+        return int(min(64, max(1, math.ceil(self.size / 32))))
+
+
+def _sig(x: float) -> float:
+    """Round to 12 significant digits: ``linspace``/``logspace`` values read as written (1e-05)."""
+    return float(f"{x:.12g}")
+
+
+def _levels(ps: ParameterSpec) -> list | None:
+    src = ps.source
+    v = getattr(ps, src)
+    if src == "values":
+        return list(v)
+    if src == "linspace":
+        return [_sig(x) for x in np.linspace(v[0], v[1], int(v[2]))]
+    if src == "logspace":
+        return [_sig(x) for x in np.logspace(v[0], v[1], int(v[2]))]
+    if src == "range":
+        return list(range(*v))
+    if src == "registered":
+        from hpcrail.integrators import registry
+
+        return registry.method_names(include_aliases=False)
+    return None
+
+
+def _coordinate_names(paths: list[str], explicit: list[str | None]) -> list[str]:
+    """Readable, unique coordinate names: the last path component, extended leftwards until unique
+    (``connection_types.autocoupler.slack_mm`` -> ``slack_mm``, or ``autocoupler_slack_mm``)."""
+    parts = [p.split(".") for p in paths]
+    k = [1] * len(paths)
+
+    def name(i):
+        if explicit[i]:
+            return explicit[i]
+        n = "_".join(parts[i][-k[i]:])
+        n = re.sub(r"\W", "_", n)
+        while (n[0].isdigit() or n in RESERVED or keyword.iskeyword(n)) and k[i] < len(parts[i]):
+            k[i] += 1
+            n = re.sub(r"\W", "_", "_".join(parts[i][-k[i]:]))
+        if n[0].isdigit() or n in RESERVED or keyword.iskeyword(n):
+            n = "p_" + n
+        return n
+
+    while True:
+        names = [name(i) for i in range(len(paths))]
+        clash = {n for n in names if names.count(n) > 1}
+        grow = [i for i, n in enumerate(names) if n in clash and not explicit[i] and k[i] < len(parts[i])]
+        if not grow:
+            return names
+        for i in grow:
+            k[i] += 1
+
+
+def _copy_along(root, parts: list) -> None:
+    """Shallow-copy the containers along ``parts`` so that setting the leaf leaves the shared base
+    tree untouched (copy-on-path: an override costs microseconds, not a deep copy)."""
+    node = root
+    for part in parts[:-1]:
+        if isinstance(node, list):
+            try:
+                key = int(part)
+            except ValueError:
+                return
+            if not -len(node) <= key < len(node):
+                return
+        elif isinstance(node, dict):
+            key = part
+            if node.get(key) is None:
+                return
+        else:
+            return
+        child = node[key]
+        if isinstance(child, dict):
+            child = dict(child)
+        elif isinstance(child, list):
+            child = list(child)
+        else:
+            return
+        node[key] = child
+        node = child
+
+
+def overlay_document(base: Document, overrides: dict, spec_file: Path | str = "sweep") -> Document:
+    """A document equal to ``base`` with ``overrides`` (dotted path -> value) set, sharing every
+    untouched part of the base tree.  Raises ``KeyError``/``IndexError`` for impossible paths."""
+    tree = dict(base.tree)
+    origins = dict(base.origins)
+    for path, value in overrides.items():
+        parts = path.split(".")
+        _copy_along(tree, parts)
+        set_path(tree, parts, value)
+        origins[tuple(int(p) if p.isdigit() else p for p in parts)] = _display(Path(spec_file))
+    return Document(tree=tree, root_file=base.root_file, origins=origins)
+
+
+def _label(value) -> Any:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _numeric(values: list) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values)
+
+
+def _sample_unit(design: str, d: int, n: int, seed: int) -> np.ndarray:
+    from scipy.stats import qmc
+
+    rng = np.random.default_rng(seed)
+    if design == "lhs":
+        return qmc.LatinHypercube(d, rng=rng).random(n)
+    if design == "sobol":
+        return qmc.Sobol(d, scramble=True, rng=rng).random(n)
+    raise ValueError(design)
+
+
+def _from_unit(ps: ParameterSpec, levels: list | None, u: np.ndarray) -> list:
+    """Map uniform samples ``u`` in [0, 1) through the inverse CDF of the parameter's source."""
+    from scipy.stats import norm
+
+    src = ps.source
+    u = np.clip(u, 0.0, np.nextafter(1.0, 0.0))
+    if levels is not None:
+        idx = np.minimum((u * len(levels)).astype(np.int64), len(levels) - 1)
+        return [levels[i] for i in idx]
+    a, b = getattr(ps, src)
+    if src == "uniform":
+        x = a + (b - a) * u
+    elif src == "loguniform":
+        x = np.exp(np.log(a) + (np.log(b) - np.log(a)) * u)
+    elif src == "normal":
+        x = norm.ppf(u, loc=a, scale=b)
+    else:
+        x = np.exp(norm.ppf(u, loc=a, scale=b))
+    return x.tolist()
+
+
+def _random(ps: ParameterSpec, levels: list | None, rng: np.random.Generator, n: int) -> list:
+    src = ps.source
+    if levels is not None:
+        return [levels[i] for i in rng.integers(0, len(levels), n)]
+    a, b = getattr(ps, src)
+    if src == "uniform":
+        x = rng.uniform(a, b, n)
+    elif src == "loguniform":
+        x = np.exp(rng.uniform(np.log(a), np.log(b), n))
+    elif src == "normal":
+        x = rng.normal(a, b, n)
+    else:
+        x = rng.lognormal(a, b, n)
+    return x.tolist()
+
+
+def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
+    """The parameter values of every scenario, in order (a list of tuples, one entry per parameter).
+
+    ``grid``: cartesian product, the first parameter varying slowest; ``zip``: the i-th value of
+    every list; ``random``: independent draws from ``numpy.random.default_rng(seed)`` parameter by
+    parameter; ``lhs``/``sobol``: ``scipy.stats.qmc`` points mapped through inverse CDFs.
+    """
+    pspecs = list(spec.parameters.values())
+    if spec.design == "grid":
+        return list(itertools.product(*levels))
+    if spec.design == "zip":
+        return list(zip(*levels))
+    n = int(spec.samples)
+    if spec.design == "random":
+        rng = np.random.default_rng(spec.seed)
+        cols = [_random(ps, lv, rng, n) for ps, lv in zip(pspecs, levels)]
+    else:
+        u = _sample_unit(spec.design, len(pspecs), n, spec.seed)
+        cols = [_from_unit(ps, lv, u[:, j]) for j, (ps, lv) in enumerate(zip(pspecs, levels))]
+    for j, ps in enumerate(pspecs):
+        if ps.integer:
+            cols[j] = [int(round(x)) if isinstance(x, float) else x for x in cols[j]]
+    return list(zip(*cols))
+
+
+def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    f = doc.root_file
+
+    def add(path, msg, value=None, allowed=None, has_value=True):
+        i = ConfigIssue(f, path, msg, allowed=allowed)
+        if has_value:
+            i.value = value
+        issues.append(i)
+
+    base = (spec_file.parent / spec.base)
+    if not base.is_file():
+        add("base", "base scenario file not found", spec.base)
+    sampled = spec.design in ("random", "lhs", "sobol")
+    for path, ps in spec.parameters.items():
+        if not path or any(not p for p in path.split(".")):
+            add(f"parameters.{path}", "empty component in the dotted path", path)
+        if ps.source in DISTRIBUTIONS and not sampled:
+            add(f"parameters.{path}.{ps.source}", f"a distribution needs design random, lhs or sobol "
+                f"(design is {spec.design!r})", getattr(ps, ps.source), "values, linspace, logspace, range, registered")
+        if ps.integer and not sampled:
+            add(f"parameters.{path}.integer", "integer rounding applies to sampled designs only", True)
+        if ps.name is not None:
+            if not ps.name.isidentifier() or keyword.iskeyword(ps.name):
+                add(f"parameters.{path}.name", "not a valid coordinate name", ps.name, "a Python identifier")
+            elif ps.name in RESERVED:
+                add(f"parameters.{path}.name", "name reserved by the sweep store", ps.name,
+                    "any other identifier")
+    explicit = [ps.name for ps in spec.parameters.values() if ps.name]
+    if len(set(explicit)) != len(explicit):
+        add("parameters", "two parameters have the same name", explicit)
+    if sampled:
+        if spec.samples is None:
+            add("samples", f"design {spec.design!r} needs samples", has_value=False)
+        elif spec.design == "sobol" and spec.samples & (spec.samples - 1):
+            add("samples", "a Sobol design needs a power of 2 samples (its balance properties hold only then)",
+                spec.samples, f"e.g. {1 << max(1, int(spec.samples).bit_length() - 1)} or "
+                f"{1 << int(spec.samples).bit_length()}")
+    elif spec.samples is not None:
+        add("samples", f"samples applies to random, lhs and sobol designs, not {spec.design!r}", spec.samples)
+    if spec.design == "zip":
+        lens = {p: len(_levels(ps) or []) for p, ps in spec.parameters.items() if ps.source in DISCRETE}
+        if len(set(lens.values())) > 1:
+            add("parameters", "zip needs lists of equal length",
+                ", ".join(f"{p}: {n}" for p, n in lens.items()))
+    return issues
+
+
+def load_spec(path: str | Path) -> tuple[SweepSpec, Document, str]:
+    """Read and validate a sweep spec; returns ``(spec, document, text)``.
+
+    Raises :class:`~hpcrail.config.ConfigError` with every problem (file, field, value, allowed).
+    """
+    path = Path(path)
+    root = read_yaml(path)
+    doc = Document(tree=root, root_file=_display(path))
+    if not isinstance(root, dict):
+        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping", root)])
+    spec = validate(SweepSpec, doc, lambda s, d: _check_spec(s, d, path))
+    return spec, doc, path.read_text()
+
+
+def _resolve_value(value, where: Path, cache: dict):
+    """Component files given as values (``../connections/x.yaml``) are loaded like includes,
+    relative to the directory ``where``."""
+    if isinstance(value, str) and value.lower().endswith((".yaml", ".yml")):
+        key = (str(where), value)
+        if key not in cache:
+            cache[key] = load_document(where / value).tree
+        return cache[key]
+    return value
+
+
+def _issues_text(exc: ConfigError) -> str:
+    return "; ".join(str(i) for i in exc.issues)
+
+
+def _unknown_path_issue(spec_file: str, where: str, path: str, canon: dict) -> ConfigIssue | None:
+    parts = path.split(".")
+    node: Any = canon
+    for i, part in enumerate(parts):
+        try:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            here = ".".join(parts[:i]) or "(top level)"
+            allowed = None
+            if isinstance(node, dict):
+                allowed = ", ".join(sorted(map(str, node)))
+            elif isinstance(node, list):
+                allowed = f"indices 0..{len(node) - 1}"
+            return ConfigIssue(spec_file, f"{where}.{path}", f"not a field of the base scenario (no {part!r} "
+                               f"in {here})", allowed=allowed)
+    return None
+
+
+def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
+    """Load ``path`` and expand it: validate the base (with ``set`` and ``cli_set`` overrides),
+    every scenario, and compute the scenario ids.
+
+    A scenario whose overrides do not validate is kept with its error (the sweep records it as
+    ``invalid`` and goes on); a base that does not validate, an unknown parameter path or a bad
+    spec raise :class:`~hpcrail.config.ConfigError`.
+    """
+    spec_file = Path(path)
+    spec, sdoc, text = load_spec(spec_file)
+    files: dict = {}
+    base = load_document(spec_file.parent / spec.base)
+    issues = []
+    for key, value in spec.set.items():
+        try:
+            parts = key.split(".")
+            _copy_along(base.tree, parts)
+            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files))
+            base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = sdoc.root_file
+        except (KeyError, IndexError) as exc:
+            issues.append(ConfigIssue(sdoc.root_file, f"set.{key}", str(exc.args[0] if exc.args else exc)))
+    if issues:
+        raise ConfigError(issues)
+    for text_ in cli_set:
+        try:
+            parts, value = parse_override(text_)
+            _copy_along(base.tree, parts)
+            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files))
+            base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "--set"
+        except (ValueError, KeyError, IndexError) as exc:
+            issues.append(ConfigIssue("--set", text_, str(exc.args[0] if exc.args else exc)))
+    if issues:
+        raise ConfigError(issues)
+    try:
+        base_sc = validate_document(base)
+    except ConfigError as exc:
+        raise ConfigError([ConfigIssue(i.file, i.path, f"base scenario: {i.message}", i.value, i.allowed)
+                           for i in exc.issues]) from None
+    canon = canonical_dict(base_sc)
+    base_hash = config_hash(canon)
+    for p in spec.parameters:
+        issue = _unknown_path_issue(sdoc.root_file, "parameters", p, canon)
+        if issue:
+            issues.append(issue)
+    if issues:
+        raise ConfigError(issues)
+    paths = list(spec.parameters)
+    names = _coordinate_names(paths, [ps.name for ps in spec.parameters.values()])
+    levels = [_levels(ps) for ps in spec.parameters.values()]
+    params = [Parameter(p, n, ps, lv) for p, n, ps, lv in zip(paths, names, spec.parameters.values(), levels)]
+    points = []
+    shared: dict = {}
+    for i, vals in enumerate(design_values(spec, levels)):
+        overrides = {p: _resolve_value(v, spec_file.parent, files) for p, v in zip(paths, vals)}
+        pt = Point(index=i, values=tuple(_label(v) for v in vals), overrides=overrides, id="")
+        try:
+            sc = validate_document(overlay_document(base, overrides, spec_file))
+        except ConfigError as exc:
+            pt.error = _issues_text(exc)
+        except (KeyError, IndexError) as exc:
+            pt.error = f"{type(exc).__name__}: {exc.args[0] if exc.args else exc}"
+        if pt.error is None:
+            pt.id = config_hash(sc)
+            describe_point(pt, sc, shared)
+        else:
+            blob = json.dumps({"base": base_hash, "overrides": {p: _label(v) for p, v in zip(paths, vals)}},
+                              sort_keys=True, default=str)
+            pt.id = "x" + hashlib.sha256(blob.encode()).hexdigest()[:15]
+        points.append(pt)
+    return Expansion(spec=spec, spec_file=spec_file, spec_text=text, cli_set=list(cli_set), base_doc=base,
+                     base_hash=base_hash, parameters=params, points=points, file_values=files)
+
+
+def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
+    """Fill what the store layout needs from a validated scenario (train size, duration);
+    ``shared`` interns the per-vehicle name tuples (10 000 scenarios share a handful)."""
+    shared = {} if shared is None else shared
+    names = tuple(sc.vehicle_type_names()) if hasattr(sc, "vehicle_type_names") else ()
+    pt.n_vehicles = len(names)
+    pt.vehicle_types = shared.setdefault(names, names)
+    conns = tuple(sc.connection_type_names()) if hasattr(sc, "connection_type_names") else ()
+    pt.connection_types = shared.setdefault(conns, conns)
+    sim = getattr(sc, "simulation", None)
+    pt.duration = float(getattr(sim, "duration_s", 0.0) or 0.0)
+    it = getattr(sc, "integrator", None)
+    pt.methods = getattr(it, "method", "") or ""
+
+
+__all__ = ["SweepSpec", "ParameterSpec", "Outputs", "SeriesOutput", "Parameter", "Point", "Expansion", "load_spec",
+           "expand", "design_values", "overlay_document", "DESIGNS"]

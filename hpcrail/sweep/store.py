@@ -1,0 +1,366 @@
+"""The study store: the run schema of :mod:`hpcrail.results.dataset` stacked along ``scenario``.
+
+Dimensions ``scenario`` (+ ``coupler`` for kept envelopes / coupler series, ``vehicle`` and
+``time`` for kept series).  Coordinates along ``scenario``: ``scenario`` (index), ``scenario_id``
+(hash of the canonical scenario config) and one per swept parameter (its readable name, the dotted
+path in the ``sweep_path`` attribute).  Variables: ``status``, ``message``, ``done`` and every run
+scalar (``wall_time``, ``compile_time``, ``nsteps``, ``nrejected``, ``nfev``, ``t_reached``), the
+metrics, the energy balance, and the per-run attributes that differ between scenarios
+(``reference_coupler``, ``time_of_max_draft_force``, ``time_of_max_buff_force``).
+
+Concurrency protocol (no locks needed):
+
+* the driver creates the whole store up front (metadata, coordinates, ``status = "pending"``) in a
+  temporary directory and renames it into place, so a store is never half-created;
+* the store is chunked along ``scenario`` by the batch size; a task owns its batch, i.e. whole
+  chunks, and writes them with ``to_zarr(region=...)`` (zarr writes each chunk file atomically);
+* a task sets ``done`` for its scenarios only *after* their data is written: a task killed at any
+  point leaves its scenarios not done, and re-running them rewrites the same chunks;
+* metadata never changes during the run; it is consolidated at creation and again at the end.
+
+Stores are zarr format 2 with consolidated metadata, like single-run stores.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SCHEMA_VERSION, SERIES
+from hpcrail.results.metrics import METRICS
+
+SWEEP_FORMAT = "1"
+STATUS_PENDING = "pending"
+#: statuses of scenarios that ran to their end (``hpcrail.integrators.Status`` names, lower case)
+SUCCESS = ("completed", "event_stop")
+#: statuses set by the sweep itself (not an integrator): bad overrides, exceptions while building
+STATUS_INVALID = "invalid"
+STATUS_ERROR = "error"
+
+#: per-run attributes that vary between scenarios, stored as variables: name -> (units, long_name)
+STACKED_ATTRS = {
+    "reference_coupler": ("1", "coupler of the deflection metrics (0 = none)"),
+    "time_of_max_draft_force": ("s", "time of the largest draft force"),
+    "time_of_max_buff_force": ("s", "time of the largest buff force"),
+}
+
+#: target size of a series chunk [bytes]
+SERIES_CHUNK_BYTES = 16 * 2 ** 20
+
+_UNIT_SUFFIXES = [("_mm", "mm"), ("_kmh", "km h-1"), ("_kN", "kN"), ("_MN_per_m", "MN m-1"),
+                  ("_kNs_per_m", "kN s m-1"), ("_kPa", "kPa"), ("_kW", "kW"), ("_permille", "1e-3"),
+                  ("_per_s", "s-1"), ("_mps", "m s-1"), ("_km", "km"), ("_t", "t"), ("_m", "m"), ("_s", "s")]
+
+
+def int_variable(name: str) -> bool:
+    return name in ("nsteps", "nrejected", "nfev", "reference_coupler") or name.endswith("_coupler")
+
+
+def parameter_units(path: str) -> str | None:
+    """Units from the field-name suffix of a dotted path (``slack_mm`` -> ``mm``), None if unknown."""
+    leaf = path.rsplit(".", 1)[-1]
+    for suf, units in _UNIT_SUFFIXES:
+        if leaf.endswith(suf):
+            return units
+    return None
+
+
+@dataclasses.dataclass
+class Layout:
+    """Shape of a study store: sizes, chunking and variables (dims, dtype, attrs)."""
+
+    n_scenarios: int
+    batch_size: int
+    n_couplers: int
+    n_vehicles: int
+    times: np.ndarray | None
+    envelopes: bool
+    series: list
+    variables: dict  # name -> (dims, dtype, attrs)
+
+    def chunks(self, name: str) -> tuple:
+        dims, dtype, _ = self.variables[name]
+        sizes = {"scenario": self.batch_size, "coupler": self.n_couplers, "vehicle": self.n_vehicles,
+                 "time": len(self.times) if self.times is not None else 0}
+        ch = {d: max(1, sizes[d]) for d in dims}
+        if "time" in dims:
+            width = np.prod([ch[d] for d in dims if d not in ("time",)])
+            ch["time"] = int(max(1, min(sizes["time"], SERIES_CHUNK_BYTES // (8 * width))))
+        return tuple(ch[d] for d in dims)
+
+    def shape(self, name: str) -> tuple:
+        dims = self.variables[name][0]
+        sizes = {"scenario": self.n_scenarios, "coupler": self.n_couplers, "vehicle": self.n_vehicles,
+                 "time": len(self.times) if self.times is not None else 0}
+        return tuple(sizes[d] for d in dims)
+
+    def batches(self) -> list[tuple[int, int]]:
+        """``(start, stop)`` of every batch: batch k covers scenarios [k·B, min((k+1)·B, S))."""
+        B, S = self.batch_size, self.n_scenarios
+        return [(a, min(a + B, S)) for a in range(0, S, B)]
+
+    def fill(self, name: str):
+        dims, dtype, _ = self.variables[name]
+        if dtype == object:
+            return STATUS_PENDING if name == "status" else ""
+        if np.dtype(dtype).kind in "iu":
+            return 0
+        return np.nan
+
+    def empty(self, name: str, n: int) -> np.ndarray:
+        """Fill values for ``n`` scenarios of variable ``name``."""
+        dims, dtype, _ = self.variables[name]
+        shape = (n,) + self.shape(name)[1:]
+        return np.full(shape, self.fill(name), dtype=dtype)
+
+
+def series_times(max_duration: float, interval: float) -> np.ndarray:
+    """Sample times of kept series: 0, Δ, 2Δ, … ≤ the longest duration [s]."""
+    n = int(np.floor(max_duration / interval + 1e-9))
+    return np.round(interval * np.arange(n + 1), 12)
+
+
+def make_layout(exp, batch_size: int) -> Layout:
+    """Layout of the store of expansion ``exp`` (see module docstring)."""
+    out = exp.spec.outputs
+    valid = [p for p in exp.points if p.error is None]
+    n_veh = max([p.n_vehicles for p in valid] + [0])
+    n_cpl = max(n_veh - 1, 0)
+    series = list(out.series.variables) if out.series else []
+    times = None
+    if series:
+        times = series_times(max([p.duration for p in valid] + [0.0]), out.series.interval_s)
+    v: dict = {}
+    v["status"] = (("scenario",), object, {"long_name": RUN_SCALARS["status"][1]})
+    v["message"] = (("scenario",), object, {"long_name": RUN_SCALARS["message"][1]})
+    v["done"] = (("scenario",), np.int8, {"long_name": "1 once the scenario's results are written (whatever its "
+                                                       "status); 0 = pending"})
+    for name, (units, long_name) in RUN_SCALARS.items():
+        if name in ("status", "message"):
+            continue
+        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64, {"units": units,
+                                                                                    "long_name": long_name})
+    for name, (units, long_name, _d, _f) in METRICS.items():
+        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
+                   {"units": units, "long_name": long_name})
+    for name, (units, long_name) in {**ENERGY, **STACKED_ATTRS}.items():
+        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
+                   {"units": units, "long_name": long_name})
+    if out.envelopes:
+        for name, (units, long_name) in ENVELOPES.items():
+            v[name] = (("scenario", "coupler"), np.float64, {"units": units, "long_name": long_name})
+    for name in series:
+        dims, units, long_name = SERIES[name]
+        v[name] = (("scenario",) + tuple(dims), np.float64, {"units": units, "long_name": long_name
+                                                               + f" (sampled every {out.series.interval_s:g} s)"})
+    return Layout(n_scenarios=exp.size, batch_size=batch_size, n_couplers=n_cpl, n_vehicles=n_veh, times=times,
+                  envelopes=out.envelopes, series=series, variables=v)
+
+
+def _coordinates(exp, layout: Layout) -> dict:
+    S = exp.size
+    c = {"scenario": ("scenario", np.arange(S, dtype=np.int64), {"long_name": "scenario index in the sweep"}),
+         "scenario_id": ("scenario", np.array([p.id for p in exp.points], dtype=object),
+                         {"long_name": "hash of the canonical scenario config (hpcrail validate prints it); "
+                                       "x-prefixed for scenarios whose overrides do not validate"})}
+    for j, par in enumerate(exp.parameters):
+        vals = [p.values[j] for p in exp.points]
+        if all(isinstance(x, bool) for x in vals):
+            arr = np.array(vals, dtype=bool)
+        elif all((isinstance(x, int) and not isinstance(x, bool)) for x in vals):
+            arr = np.array(vals, dtype=np.int64)
+        elif all((isinstance(x, (int, float)) and not isinstance(x, bool)) or x is None for x in vals):
+            arr = np.array([np.nan if x is None else float(x) for x in vals], dtype=np.float64)
+        else:
+            arr = np.array(["" if x is None else str(x) for x in vals], dtype=object)
+        attrs = {"long_name": f"sweep parameter {par.path}", "sweep_path": par.path,
+                 "sweep_source": par.spec.source}
+        units = parameter_units(par.path)
+        if units:
+            attrs["units"] = units
+        c[par.name] = ("scenario", arr, attrs)
+    if layout.n_couplers:
+        c["coupler"] = ("coupler", np.arange(1, layout.n_couplers + 1),
+                        {"units": "1", "long_name": "coupler number, k joins vehicles k and k+1"})
+    if any(SERIES[s][0][-1] == "vehicle" for s in layout.series):
+        c["vehicle"] = ("vehicle", np.arange(1, layout.n_vehicles + 1),
+                        {"units": "1", "long_name": "vehicle number, 1 = head"})
+    if layout.times is not None:
+        c["time"] = ("time", layout.times, {"units": "s", "long_name": "simulated time", "standard_name": "time"})
+    valid = [p for p in exp.points if p.error is None]
+    if valid and "vehicle" in c and len({p.vehicle_types for p in valid}) == 1:
+        c["vehicle_type"] = ("vehicle", np.asarray(valid[0].vehicle_types, dtype=str),
+                             {"long_name": "vehicle type name"})
+    if valid and "coupler" in c and len({p.connection_types for p in valid}) == 1:
+        c["connection_type"] = ("coupler", np.asarray(valid[0].connection_types, dtype=str),
+                                {"long_name": "connection type name"})
+    return c
+
+
+def study_attrs(exp, layout: Layout) -> dict:
+    """Provenance and sweep description attributes of the store (strings and numbers only)."""
+    from hpcrail.config.loading import canonical_yaml
+    from hpcrail.provenance import provenance_attrs
+
+    spec = exp.spec
+    base_canon = None
+    try:
+        from hpcrail.config import validate_document
+
+        base_canon = canonical_yaml(validate_document(exp.base_doc))
+    except Exception:  # noqa: BLE001 - validated during expansion; never fatal for attributes
+        base_canon = ""
+    a = dict(provenance_attrs())
+    a.update({
+        "title": f"hpcrail sweep: {exp.name}",
+        "Conventions": "CF-1.10",
+        "hpcrail_schema_version": SCHEMA_VERSION,
+        "hpcrail_sweep_format": SWEEP_FORMAT,
+        "sweep_name": exp.name,
+        "sweep_description": spec.description,
+        "spec_file": str(exp.spec_file),
+        "spec_yaml": exp.spec_text,
+        "cli_set": json.dumps(list(exp.cli_set)),
+        "sweep_fingerprint": exp.fingerprint(),
+        "design": spec.design,
+        "seed": int(spec.seed),
+        "samples": int(spec.samples or 0),
+        "n_scenarios": int(exp.size),
+        "batch_size": int(layout.batch_size),
+        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source}
+                                  for p in exp.parameters]),
+        "outputs": json.dumps(spec.outputs.model_dump()),
+        "base_file": str(exp.spec_file.parent / spec.base),
+        "base_config_hash": exp.base_hash,
+        "base_config_yaml": base_canon,
+        "sign_convention": "forces and deflections + draft (tension), - buff (compression)",
+    })
+    return a
+
+
+def _template(exp, layout: Layout) -> xr.Dataset:
+    import dask.array as da
+
+    data = {}
+    for name, (dims, dtype, attrs) in layout.variables.items():
+        shape = layout.shape(name)
+        if len(dims) > 1:  # envelopes / series: metadata only, chunks appear when tasks write them
+            arr = da.full(shape, layout.fill(name), dtype=dtype, chunks=layout.chunks(name))
+        else:
+            arr = np.full(shape, layout.fill(name), dtype=dtype)
+        data[name] = (dims, arr, attrs)
+    ds = xr.Dataset(data, coords=_coordinates(exp, layout))
+    ds.attrs.update(study_attrs(exp, layout))
+    return ds
+
+
+def create_store(exp, path: str | Path, layout: Layout) -> Path:
+    """Create the whole store of ``exp`` at ``path`` (all scenarios pending).
+
+    Built in a temporary directory next to ``path`` and renamed into place, so an interrupted
+    creation never leaves a half-made store.  Raises ``FileExistsError`` if ``path`` exists.
+    """
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.creating")
+    ds = _template(exp, layout)
+    enc = {name: {"chunks": layout.chunks(name)} for name in layout.variables}
+    for name in ds.coords:
+        if ds[name].dims == ("scenario",):
+            enc[name] = {"chunks": (max(1, exp.size),)}
+    try:
+        ds.to_zarr(tmp, mode="w-", compute=False, encoding=enc, zarr_format=2, consolidated=True)
+        os.rename(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def write_region(path: str | Path, layout: Layout, start: int, stop: int, arrays: dict) -> None:
+    """Write whole chunks ``[start, stop)`` along ``scenario`` of every variable in ``arrays``
+    (name -> numpy array of shape (stop-start, ...)), then — in a second write — mark them done.
+    ``arrays`` must not contain ``done``."""
+    region = {"scenario": slice(start, stop)}
+    data = {name: (layout.variables[name][0], arr) for name, arr in arrays.items() if name != "done"}
+    xr.Dataset(data).to_zarr(path, region=region, mode="r+", consolidated=False, zarr_format=2)
+    done = xr.Dataset({"done": (("scenario",), np.ones(stop - start, dtype=np.int8))})
+    done.to_zarr(path, region=region, mode="r+", consolidated=False, zarr_format=2)
+
+
+def read_region(path: str | Path, layout: Layout, start: int, stop: int) -> dict:
+    """Current values of every variable for scenarios ``[start, stop)`` (numpy arrays)."""
+    import zarr
+
+    g = zarr.open_group(str(path), mode="r", zarr_format=2)
+    out = {}
+    for name, (dims, dtype, _a) in layout.variables.items():
+        arr = g[name][start:stop]
+        out[name] = as_strings(arr) if dtype == object else np.array(arr)
+    return out
+
+
+def open_group(path: str | Path, mode: str = "r"):
+    import zarr
+
+    return zarr.open_group(str(path), mode=mode, zarr_format=2)
+
+
+def read_state(path: str | Path) -> dict:
+    """``{"attrs", "scenario_id", "done", "status"}`` of a study store (fast: zarr, no xarray).
+
+    Raises ``ValueError`` if ``path`` is not an hpcrail sweep store.
+    """
+    try:
+        g = open_group(path)
+        attrs = dict(g.attrs)
+    except Exception as exc:  # noqa: BLE001 - any unreadable store gets the same clear message
+        raise ValueError(f"{path} is not an hpcrail sweep store (not a readable zarr store: {type(exc).__name__})") from None
+    if "sweep_fingerprint" not in attrs:
+        raise ValueError(f"{path} is not an hpcrail sweep store (no sweep_fingerprint attribute)")
+    return {"attrs": attrs,
+            "scenario_id": as_strings(g["scenario_id"][:]),
+            "done": np.asarray(g["done"][:]).astype(bool),
+            "status": as_strings(g["status"][:])}
+
+
+def as_strings(arr) -> np.ndarray:
+    """A numpy array of Python ``str`` objects from a zarr string array (StringDType or object)."""
+    return np.array([str(x) for x in np.asarray(arr).astype(object)], dtype=object)
+
+
+def counts(state: dict) -> dict:
+    """Done / failed / pending counts and the count of every status of a store state."""
+    done, status = state["done"], state["status"]
+    ok = done & np.isin(status, SUCCESS)
+    by = {}
+    for s in np.unique(status[done]):
+        by[str(s)] = int(np.sum(status[done] == s))
+    return {"total": int(done.size), "done": int(done.sum()), "completed": int(ok.sum()),
+            "failed": int((done & ~ok).sum()), "pending": int((~done).sum()), "by_status": by}
+
+
+def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
+    """Update attributes and consolidate the metadata (end of a run); remove stale ``.partial``
+    files left by writers killed mid-write (zarr writes a chunk to a temporary file, then renames)."""
+    import zarr
+
+    g = open_group(path, mode="r+")
+    if extra_attrs:
+        g.attrs.update(extra_attrs)
+    zarr.consolidate_metadata(str(path), zarr_format=2)
+    for p in Path(path).rglob("*.partial"):
+        if re.search(r"\.[0-9a-f]{32}\.partial$", p.name):
+            p.unlink(missing_ok=True)
+
+
+__all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts",
+           "finalize", "series_times", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]

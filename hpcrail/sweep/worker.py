@@ -1,0 +1,162 @@
+"""One sweep task: validate and run a batch of scenarios, write their chunks, mark them done.
+
+Runs on a dask worker (or inline in the driver).  Every scenario's outcome is data: bad overrides
+give ``status = "invalid"``, an exception while building or post-processing gives ``"error"``, an
+integration failure its integrator status (``non_finite``, ``max_steps``, ``step_underflow``,
+``newton_failure`` …); the message says why.  Only a failure to write the store raises (dask then
+retries the task).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from hpcrail.config import ConfigError, Document, validate_document
+from hpcrail.sweep.spec import overlay_document
+from hpcrail.sweep.store import (
+    STATUS_ERROR, STATUS_INVALID, Layout, read_region, write_region,
+)
+
+
+@dataclasses.dataclass
+class BatchTask:
+    """Everything a worker needs for batch ``[start, stop)``; ``todo`` are the absolute indices to
+    (re)compute, the others keep their stored values."""
+
+    store: str
+    start: int
+    stop: int
+    todo: list
+    overrides: list          #: per todo scenario: dotted path -> value
+    errors: list             #: per todo scenario: validation error found by the driver (or None)
+    base_doc: Document
+    spec_file: str
+    layout: Layout
+    mode: str = "prange"
+    threads: int = 1
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, ConfigError):
+        return "; ".join(str(i) for i in exc.issues)
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _sample_times(layout: Layout, duration: float) -> np.ndarray:
+    if layout.times is None:
+        return np.array([duration])
+    t = layout.times[layout.times <= duration + 1e-9]
+    return t if t.size else np.array([duration])
+
+
+def _row_from_dataset(ds, layout: Layout) -> dict:
+    """Values of the store variables for one scenario from its run dataset."""
+    row = {}
+    status = str(ds["status"].values)
+    msg = str(ds["message"].values)
+    warn = ds.attrs.get("warnings", "")
+    if warn:
+        msg = f"{msg} (warning: {'; '.join(warn.splitlines())})"
+    row["status"] = status
+    row["message"] = msg
+    for name, (dims, dtype, _a) in layout.variables.items():
+        if name in ("status", "message", "done"):
+            continue
+        if len(dims) == 1:
+            if name in ds:
+                row[name] = ds[name].values.item()
+            elif name == "reference_coupler":
+                ref = ds.attrs.get("reference_coupler")
+                if ref is None and "max_draft_deflection" in ds:
+                    ref = ds["max_draft_deflection"].attrs.get("reference_coupler")
+                row[name] = 0 if ref is None else int(ref)
+            elif name == "time_of_max_draft_force" and "max_draft_force" in ds:
+                row[name] = ds["max_draft_force"].attrs.get("time_of_max", np.nan)
+            elif name == "time_of_max_buff_force" and "max_buff_force" in ds:
+                row[name] = ds["max_buff_force"].attrs.get("time_of_max", np.nan)
+            continue
+        if name not in ds:
+            continue
+        arr = np.asarray(ds[name].values, dtype=float)
+        full = layout.empty(name, 1)[0]
+        full[tuple(slice(0, s) for s in arr.shape)] = arr
+        row[name] = full
+    return row
+
+
+def compute_rows(task: BatchTask) -> tuple[list[dict], dict]:
+    """Run the batch's todo scenarios; returns one row per todo scenario and timings [s]."""
+    from hpcrail.simulate import run_batch
+
+    t0 = time.perf_counter()
+    rows: list = [None] * len(task.todo)
+    scs, where, t_outs = [], [], []
+    for k, (over, err) in enumerate(zip(task.overrides, task.errors)):
+        if err is not None:
+            rows[k] = {"status": STATUS_INVALID, "message": err}
+            continue
+        try:
+            sc = validate_document(overlay_document(task.base_doc, over, task.spec_file))
+        except ConfigError as exc:
+            rows[k] = {"status": STATUS_INVALID, "message": _error_text(exc)}
+            continue
+        except (KeyError, IndexError, ValueError) as exc:
+            rows[k] = {"status": STATUS_INVALID, "message": _error_text(exc)}
+            continue
+        dur = float(getattr(getattr(sc, "simulation", None), "duration_s", 0.0) or 0.0)
+        scs.append(sc)
+        where.append(k)
+        t_outs.append(_sample_times(task.layout, dur))
+    t1 = time.perf_counter()
+    with np.errstate(all="ignore"):  # post-processing of diverged runs (NaN states) is expected to warn
+        results = run_batch(scs, t_outs, mode=task.mode, threads=task.threads, attrs=False) if scs else []
+    t2 = time.perf_counter()
+    for k, res in zip(where, results):
+        if isinstance(res, BaseException):
+            rows[k] = {"status": STATUS_ERROR, "message": _error_text(res)}
+        else:
+            try:
+                rows[k] = _row_from_dataset(res, task.layout)
+            except Exception as exc:  # noqa: BLE001 - recorded, the batch goes on
+                rows[k] = {"status": STATUS_ERROR, "message": _error_text(exc)}
+    t3 = time.perf_counter()
+    return rows, {"prepare": t1 - t0, "integrate": t2 - t1, "extract": t3 - t2}
+
+
+def assemble(task: BatchTask, rows: list[dict]) -> dict:
+    """Arrays of every variable for the whole batch (stored values kept for scenarios not in todo)."""
+    lay = task.layout
+    n = task.stop - task.start
+    if len(task.todo) == n:
+        arrays = {name: lay.empty(name, n) for name in lay.variables if name != "done"}
+    else:
+        arrays = read_region(task.store, lay, task.start, task.stop)
+        arrays.pop("done", None)
+    for idx, row in zip(task.todo, rows):
+        i = idx - task.start
+        for name in arrays:
+            if name in row:
+                arrays[name][i] = row[name]
+            else:
+                arrays[name][i] = lay.empty(name, 1)[0]
+    return arrays
+
+
+def run_task(task: BatchTask) -> dict:
+    """Compute, write and mark done batch ``[start, stop)``; returns a summary for the driver:
+    ``{"start", "stop", "statuses": [(index, status)], "seconds": {...}}``."""
+    t0 = time.perf_counter()
+    rows, secs = compute_rows(task)
+    t1 = time.perf_counter()
+    arrays = assemble(task, rows)
+    write_region(task.store, task.layout, task.start, task.stop, arrays)
+    secs["write"] = time.perf_counter() - t1
+    secs["total"] = time.perf_counter() - t0
+    return {"start": task.start, "stop": task.stop,
+            "statuses": [(i, r["status"]) for i, r in zip(task.todo, rows)], "seconds": secs}
+
+
+__all__ = ["BatchTask", "run_task", "compute_rows", "assemble"]

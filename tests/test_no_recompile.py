@@ -1,0 +1,23 @@
+"""Parameters are runtime data: changing values, table sizes, train length or switching the air brake
+never triggers a new compilation (one specialisation per model type and method)."""
+from hpcrail.config import load_scenario
+from hpcrail.integrators import driver
+from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
+from hpcrail.simulate import run_scenario
+
+
+def test_changing_parameters_does_not_recompile(configs_dir):
+    variants = [[], ["vehicle_types.wagon.mass_t=60", "consist.1.count=20"], ["air_brake.enabled=false",
+                "driver.commands.4.brake=0"], ["connection_types.autocoupler.draft.deflection_mm=[0, 5, 50, 90]",
+                "connection_types.autocoupler.draft.loading_kN=[0, 10, 400, 2000]"], ["output.energy=false"]]
+    sigs = None
+    for v in variants:
+        sc, _ = load_scenario(configs_dir / "trains/demo.yaml", ["simulation.duration_s=5"] + v)
+        ds = run_scenario(sc)
+        assert str(ds.status.values) == "completed"
+        now = (len(ltd_rhs.signatures), len(ltd_observe.signatures),
+               sorted((k, len(d.signatures)) for k, d in driver._CLONES.items()))
+        if sigs is None:
+            sigs = now
+        assert now == sigs, v
+    assert sigs[0] == 1 and sigs[1] == 1
