@@ -114,3 +114,37 @@ def test_partitioned_run_through_sbatch_and_srun_equals_local(slurm, tmp_path):
         assert np.nanmax(np.abs(x - y)) <= 1e-10 * np.nanmax(np.abs(x)), v
     for name in METRICS:
         np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-10, err_msg=name)
+
+
+@pytest.mark.slurm
+def test_sweep_on_slurm_workers_with_lifetime_equals_local(slurm, tmp_path):
+    """``hpcrail sweep --cluster slurm``: dask workers as Slurm jobs (dask-jobqueue SLURMCluster).  The
+    workers retire at a short --lifetime in the middle of the sweep and new jobs take over (adapt keeps
+    2 jobs); the store equals the one computed locally without dask, scenario by scenario."""
+    pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed (pip install -e .[slurm])")
+    from sweep_helpers import assert_same_results, write_spec
+
+    from hpcrail.sweep.cluster import SlurmOptions
+    from hpcrail.sweep.runner import run_sweep
+
+    spec = write_spec(tmp_path / "spec.yaml", {"connection_types.autocoupler.slack_mm": {"values": [0, 10, 25]},
+                                               "vehicle_types.wagon.mass_t": {"linspace": [80, 120, 4]}},
+                      duration=60.0, extra={"outputs": {"envelopes": True}})
+    quiet = lambda *a, **k: None  # noqa: E731
+    run_sweep(spec, tmp_path / "local.zarr", inline=True, progress=False, say=quiet, batch_size=1)
+    site = tmp_path / "site.yaml"
+    site.write_text("interface: lo\nprologue: ['echo site-prologue-ran']\n")  # loopback only
+    logs = tmp_path / "jobs"
+    said = []
+    opts = SlurmOptions(jobs=2, cores=1, memory="2GB", walltime="00:10:00", lifetime="12s", lifetime_stagger="2s",
+                        site=str(site), log_directory=str(logs))
+    res = run_sweep(spec, tmp_path / "slurm.zarr", cluster="slurm", slurm=opts, batch_size=1, progress=False,
+                    say=said.append, dashboard_address="127.0.0.1:0", retries=3)
+    assert not res.failed_tasks and res.counts["done"] == 12, said
+    assert_same_results(tmp_path / "local.zarr", tmp_path / "slurm.zarr")
+    text = "\n".join(said)
+    assert "2 worker jobs of 1 core" in text and "ssh -N -L" in text
+    job_logs = list(logs.glob("*.err")) + list(logs.glob("*.out"))
+    jobs = {p.stem for p in job_logs}
+    assert len(jobs) >= 3, f"the workers retired at their lifetime and were replaced: {sorted(jobs)}"
+    assert any("site-prologue-ran" in p.read_text() for p in logs.glob("*.out"))

@@ -40,7 +40,7 @@ from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, N_STATS, RUNNING, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
 )
-from hpcrail.integrators.driver import compiled_kernel, kernel_argtypes, make_settings, model_function_type
+from hpcrail.integrators.driver import _kernel_for, compiled_kernel, kernel_argtypes, make_settings, model_function_type
 
 #: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: wall times are NaN
 _MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
@@ -217,7 +217,8 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
     wall = np.zeros(m)
     if mode == "prange":
         argtys = kernel_argtypes(p0.params)
-        cres = info.kernel.overloads[argtys]
+        kern = _kernel_for(info, p0.params)  # main's per-parameter-type clone (driver.compiled_kernel)
+        cres = kern.overloads[argtys]
         mtype = types.FunctionType(cres.signature.return_type(*argtys))
         entry, bt = _batch_entry(p0.params, mtype)
         ctime += bt
@@ -229,7 +230,7 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
             with numba.parallel_chunksize(1):
-                entry(info.kernel, p0.rhs, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
+                entry(kern, p0.rhs, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
                       L(Ys), iouts, t_final, L(accs), stats, settings, L(atols), status, wall)
         finally:
             numba.set_num_threads(prev)
@@ -275,7 +276,7 @@ def warm(problem: Problem, methods: Sequence[str]) -> float:
             info = registry.get(method)
             compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe))
             argtys = kernel_argtypes(problem.params)
-            cres = info.kernel.overloads[argtys]
+            cres = _kernel_for(info, problem.params).overloads[argtys]
             _batch_entry(problem.params, types.FunctionType(cres.signature.return_type(*argtys)))
     return time.perf_counter() - t0
 
