@@ -148,3 +148,26 @@ def test_sweep_on_slurm_workers_with_lifetime_equals_local(slurm, tmp_path):
     jobs = {p.stem for p in job_logs}
     assert len(jobs) >= 3, f"the workers retired at their lifetime and were replaced: {sorted(jobs)}"
     assert any("site-prologue-ran" in p.read_text() for p in logs.glob("*.out"))
+
+
+@pytest.mark.slurm
+def test_sweep_inside_one_allocation_equals_local(slurm, tmp_path):
+    """slurm/sweep_allocation.sbatch: scheduler + 2 workers started with srun inside one job, meeting
+    through a scheduler file; the store equals the local one."""
+    from sweep_helpers import assert_same_results, write_spec
+
+    from hpcrail.sweep.runner import run_sweep
+
+    spec = write_spec(tmp_path / "spec.yaml", {"connection_types.autocoupler.slack_mm": {"values": [0, 10, 25]},
+                                               "vehicle_types.wagon.mass_t": {"linspace": [80, 120, 2]}},
+                      duration=5.0, extra={"outputs": {"envelopes": True}})
+    run_sweep(spec, tmp_path / "local.zarr", inline=True, progress=False, say=lambda *a, **k: None, batch_size=1)
+    env = dict(_env(), HPCRAIL_INTERFACE="lo", HPCRAIL_DASHBOARD="127.0.0.1:0")  # loopback only
+    r = subprocess.run([sys.executable, "-c", "from hpcrail.cli import main; main()", "slurm", "submit", "--wait",
+                        "--sbatch=--ntasks=2", f"--sbatch=--output={tmp_path / 'job.out'}",
+                        str(ROOT / "slurm" / "sweep_allocation.sbatch"), str(spec), "-o", str(tmp_path / "alloc.zarr"),
+                        "--batch-size", "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    log = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
+    assert r.returncode == 0, r.stdout + r.stderr + log
+    assert "2 workers on" in log and "6/6 done" in log and "ssh -N -L" in log, log
+    assert_same_results(tmp_path / "local.zarr", tmp_path / "alloc.zarr")
