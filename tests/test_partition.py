@@ -165,6 +165,16 @@ def test_threads_reproduce_monolithic_dopri5_demo_with_air_brake(configs_dir):
         assert _max_rel(a, b, v) <= 1e-8, v
 
 
+def test_threads_backend_from_the_cli_loads_cached_kernels(repo_root, tmp_path):
+    """The threads kernels compiled above are loaded from numba's disk cache by a new process (the
+    generated parallel functions must be cacheable) and ``hpcrail run --partition threads`` works."""
+    r = _hpcrail(["run", str(repo_root / "configs/trains/train2_blocks.yaml"), "-q", "--set", "simulation.duration_s=1",
+                  "--partition", "threads", "-o", str(tmp_path / "t.zarr")], repo_root)
+    assert "wrote" in r.stdout
+    ds = xr.open_zarr(tmp_path / "t.zarr")
+    assert ds.attrs["partition"].startswith("threads: 2 blocks of 49, 49") and str(ds.status.values) == "completed"
+
+
 def test_auto_backend_picks_serial_below_break_even(configs_dir):
     from hpcrail.partition.run import choose_backend
 

@@ -191,10 +191,9 @@ def ltd_observe_threads(t, y, pp, acc):
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0
 """
-_ns = dict(LTDParams=LTDParams, prange=prange, driver_command=driver_command, _range_job=_range_job,
-           _observe_job=_observe_job, sum_power=sum_power, observe_combine=observe_combine,
-           ACC_OFFROUTE=ACC_OFFROUTE)
-# compiled under this file's name so that numba can cache it (its cache is keyed by file and function name)
+# compiled under this module's name and globals so that numba can cache it (its cache is keyed by
+# file and function name and rebuilds the function's globals from the module when loading)
+_ns = globals()
 exec(compile(_SRC, __file__, "exec"), _ns)  # noqa: S102 - fixed source built from field names
 ltd_rhs_threads = njit(parallel=True, **JIT)(_ns["ltd_rhs_threads"])
 ltd_observe_threads = njit(parallel=True, **JIT)(_ns["ltd_observe_threads"])
