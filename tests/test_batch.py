@@ -80,13 +80,14 @@ def test_stiffness_scale_scales_both_gear_curves():
     pa, pb, pc = build_ltd(a).params, build_ltd(b).params, build_ltd(c).params
     np.testing.assert_array_equal(pa.conn_fm, pb.conn_fm)
     np.testing.assert_array_equal(pa.conn_fa, pb.conn_fa)
-    np.testing.assert_array_equal(pa.conn_kend, pc.conn_kend)
+    from hpcrail.models.couplers.hysteretic import RP_KEND
+
+    np.testing.assert_array_equal(pa.conn_rowpar[:, RP_KEND], pc.conn_rowpar[:, RP_KEND])
     k = int(np.flatnonzero(np.array(build_ltd(a).connection_types) == "autocoupler")[0])
     ct = pa.conn_type[k]
 
     def force(p, e, de):
-        return connection_force(e, de, ct, p.conn_gap, p.conn_dx, p.conn_inv_dx, p.conn_n, p.conn_fm, p.conn_fa,
-                                p.conn_kend, p.conn_inv_veps, p.conn_c, p.conn_xc)
+        return connection_force(e, de, ct, p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
 
     for e in (-0.09, -0.004, 0.0, 0.003, 0.05, 0.12):
         for de in (-0.1, 0.0, 0.004, 0.2):
