@@ -13,6 +13,10 @@ Baseline for "partition off": the monolithic kernel as it was before the refacto
 BASE:hpcrail/models/ltd/kernel.py``), timed in the same process as the current ``ltd_rhs`` on the
 same states (ratio of medians of interleaved repetitions).
 
+numba's OpenMP threads sleep when idle (``OMP_WAIT_POLICY=PASSIVE``, set by ``hpcrail._numba`` unless the
+user chose a policy): with GNU OpenMP's spinning default the thread backend was 10-50x slower on this
+shared machine.
+
 Usage:  python benchmarks/partition.py [--repeats 3] [--sizes 243,1000,10000,100000] [--base fd44a84]
 Writes benchmarks/results/partition.md.  Other users of the machine distort timings: the script
 records the load average before and after.
@@ -146,9 +150,11 @@ def serial_fraction(n: int, repeats: int) -> float:
 
     sc, _ = load_scenario(TRAIN4, consist_overrides(n) + ["simulation.initial_speed_kmh=40"])
     model, prob = ltd_problem(sc)
-    y, p, acc = model.y0.copy(), model.params, model.acc0.copy()
-    d = np.empty_like(y)
     k = steps_for(n) // 4 + 1
+    # the parts on a state the integration visits (couplers loaded), not on the initial state
+    y = integrate(prob, "rk4", np.array([k * 0.002]), k * 0.002, step=0.002).y_final.copy()
+    p, acc = model.params, model.acc0.copy()
+    d = np.empty_like(y)
     parts(y, p, d, acc, 1)
     integrate(prob, "rk4", np.array([0.004]), 0.004, step=0.002)
     fr = []
