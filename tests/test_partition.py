@@ -235,3 +235,18 @@ def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_s
         for v in STATE_VARS:
             assert _max_rel(a, b, v) <= tol_states, v
         assert int(a.nsteps) == int(b.nsteps)
+
+
+def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_dir):
+    """Noninertial couplers (paper 002) need positions across blocks: backend threads/mpi is a config
+    error naming the field and the kinds, and ``auto`` stays monolithic for such a train."""
+    from hpcrail.partition.run import choose_backend, has_noninertial
+
+    train = configs_dir / "trains" / "noninertial_curve_100.yaml"
+    with pytest.raises(ConfigError) as ei:
+        load_scenario(train, ["partition.backend=threads"])
+    msgs = [str(i) for i in ei.value.issues]
+    assert any("partition.backend" in m and "noninertial" in m and "use backend off" in m for m in msgs), msgs
+    sc, _ = load_scenario(train, ["partition.auto_min_vehicles=2"])
+    assert has_noninertial(sc)
+    assert choose_backend(sc.partition, 100, threads=2, noninertial=True) == "off"
