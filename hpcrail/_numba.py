@@ -65,7 +65,19 @@ def _tolerant_cache_index() -> None:
     caching.IndexDataCacheFile._load_index = _load_index
 
 
+def _configure_threads() -> None:
+    """OpenMP threads of numba's parallel regions sleep as soon as they are idle (``OMP_WAIT_POLICY=
+    PASSIVE``) unless the user chose a policy.  GNU OpenMP's default spins first; on a shared or
+    oversubscribed machine the spinning thread steals the core of the thread it waits for and every
+    region of the partitioned right-hand side took milliseconds (train of 10 000 vehicles, 2 threads,
+    load 5 on 2 cores: 5-6 s instead of 0.38 s; benchmarks/partition.py).  Dedicated HPC nodes may
+    prefer ``OMP_WAIT_POLICY=ACTIVE`` (lower wake-up latency).  Must be set before the first region."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+
 _configure_cache()
+_configure_threads()
 _tolerant_cache_index()
 
 #: keyword arguments every hpcrail kernel is compiled with

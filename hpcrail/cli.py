@@ -26,7 +26,7 @@ err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.friction", "hpcrail.commands.modes",
-                                 "hpcrail.commands.integrators"]
+                                 "hpcrail.commands.integrators", "hpcrail.commands.slurm"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3
@@ -104,16 +104,23 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
         set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value (repeatable)"),
         overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output")):
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+        partition: Optional[str] = typer.Option(
+            None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
+            "writes) | auto; same as --set partition.backend=...")):
     """Run one scenario and write its result dataset to a zarr store."""
     from hpcrail.config import canonical_yaml, load_scenario
     from hpcrail.results.store import StoreExistsError, write_dataset
     from hpcrail.simulate import run_scenario
 
+    if partition is not None:
+        set_ = [*set_, f"partition.backend={partition}"]
     try:
         sc, _doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
+    root = _mpi_rank(sc) == 0
+    quiet = quiet or not root
     out = output or Path(f"{sc.name}.zarr")
     if out.exists() and not overwrite:
         err_console.print(f"[bold red]error:[/] {out} exists; pass --overwrite to replace it", highlight=False)
@@ -123,6 +130,8 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         ds = run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
     finally:
         close()
+    if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
+        return
     try:
         write_dataset(ds, out, overwrite=overwrite)
     except StoreExistsError as exc:
@@ -140,6 +149,19 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     console.print(f"wrote {out}", highlight=False)
     if status not in ("completed", "event_stop"):
         raise typer.Exit(EXIT_FAILED_RUN)
+
+
+def _mpi_rank(sc) -> int:
+    """This process's MPI rank for ``partition.backend: mpi`` (0 otherwise); exits with code 2 when
+    mpi4py is missing."""
+    if getattr(getattr(sc, "partition", None), "backend", None) != "mpi":
+        return 0
+    try:
+        from hpcrail.partition.mpi import world
+    except RuntimeError as exc:
+        err_console.print(f"[bold red]error:[/] partition.backend: mpi: {exc}", highlight=False)
+        raise typer.Exit(EXIT_CONFIG)
+    return world().rank
 
 
 @app.command()

@@ -58,14 +58,19 @@ def integrator_kwargs(it) -> dict:
 
 
 def run_ltd(sc, progress=None, config_yaml: str | None = None) -> xr.Dataset:
-    """Simulate an LTD scenario and return its result dataset."""
+    """Simulate an LTD scenario and return its result dataset (``None`` on MPI ranks other than 0 with
+    ``partition.backend: mpi``)."""
     from hpcrail.models.friction.build import has_friction
+    from hpcrail.partition.run import choose_backend, run_ltd_partitioned
     from hpcrail.results.ltd import ltd_dataset
 
     if has_friction(sc):  # dry-friction draft gears (paper 003): event-driven or regularised
         from hpcrail.simulate_friction import run_friction
 
         return run_friction(sc, progress=progress, config_yaml=config_yaml)
+    backend = choose_backend(sc.partition, len(sc.vehicle_type_names()))
+    if backend != "off":  # hidden-vehicle blocks on threads or MPI ranks (None on MPI ranks != 0)
+        return run_ltd_partitioned(sc, backend, progress=progress, config_yaml=config_yaml)
     model, prob = ltd_problem(sc)
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
@@ -100,9 +105,12 @@ def register_batched(kind: str, prepare: Callable, finish: Callable, eligible: C
 
 
 def _ltd_batchable(sc) -> bool:
+    """Smooth, monolithic LTD scenarios share the batch kernel; dry-friction consists (event-driven)
+    and partitioned trains (hidden-vehicle blocks) run one by one through :func:`run_ltd`."""
     from hpcrail.models.friction.build import has_friction
+    from hpcrail.partition.run import choose_backend
 
-    return not has_friction(sc)
+    return not has_friction(sc) and choose_backend(sc.partition, len(sc.vehicle_type_names())) == "off"
 
 
 register_batched("ltd", ltd_prepare, ltd_finish, _ltd_batchable)

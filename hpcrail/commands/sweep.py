@@ -22,7 +22,20 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           scheduler: Optional[str] = typer.Option(None, "--scheduler", help="join the dask scheduler at ADDRESS"),
           scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
                                                          help="join the dask scheduler described in FILE"),
-          cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local"),
+          cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local | "
+                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml)"),
+          jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="slurm: worker jobs kept running"),
+          cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
+          memory: Optional[str] = typer.Option(None, "--memory", help="slurm: memory per worker job, e.g. 16GB"),
+          walltime: Optional[str] = typer.Option(None, "--walltime", help="slurm: walltime per job, HH:MM:SS"),
+          partition: Optional[str] = typer.Option(None, "--partition", help="slurm: partition (queue) of the jobs"),
+          account: Optional[str] = typer.Option(None, "--account", help="slurm: account charged"),
+          adaptive: Optional[str] = typer.Option(None, "--adaptive", help="slurm: MIN:MAX worker jobs scaled "
+                                                 "with the pending tasks (instead of --jobs)"),
+          lifetime: Optional[str] = typer.Option(None, "--lifetime", help="slurm: worker lifetime (default: walltime "
+                                                 "minus a margin): workers end cleanly and new jobs take over"),
+          lifetime_stagger: Optional[str] = typer.Option(None, "--lifetime-stagger",
+                                                         help="slurm: random spread of the lifetimes"),
           workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                                 help="worker processes of the local cluster (default: all cores)"),
           threads: int = typer.Option(1, "--threads", min=1, help="numba threads per task (prange over scenarios)"),
@@ -42,14 +55,26 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
     Re-running the same command skips the scenarios already done; failed ones are re-run only with
     --retry-failed; a store made from another spec is refused unless --new.
     """
+    from hpcrail.sweep.cluster import SlurmOptions, parse_adaptive
     from hpcrail.sweep.runner import SweepMismatchError, run_sweep
 
+    slurm = None
     try:
+        if cluster == "slurm":
+            if jobs is not None and adaptive is not None:
+                raise ValueError("give either --jobs N or --adaptive MIN:MAX, not both")
+            slurm = SlurmOptions(jobs=jobs, adaptive=parse_adaptive(adaptive) if adaptive else None, cores=cores,
+                                 memory=memory, walltime=walltime, partition=partition, account=account,
+                                 lifetime=lifetime, lifetime_stagger=lifetime_stagger)
+        elif any(v is not None for v in (jobs, cores, memory, walltime, partition, account, adaptive, lifetime,
+                                         lifetime_stagger)):
+            raise ValueError("--jobs/--cores/--memory/--walltime/--partition/--account/--adaptive/--lifetime "
+                             "belong to --cluster slurm")
         res = run_sweep(spec, output, cli_set=set_, scheduler=scheduler,
                         scheduler_file=str(scheduler_file) if scheduler_file else None, cluster=cluster,
                         workers=workers, threads=threads, batch_size=batch_size, retry_failed=retry_failed,
                         new=new, inline=inline, max_in_flight=max_in_flight, retries=retries,
-                        dashboard_address=dashboard_address, progress=not quiet,
+                        dashboard_address=dashboard_address, progress=not quiet, slurm=slurm,
                         say=lambda s: console.print(s, highlight=False, markup=False, soft_wrap=True))
     except ConfigError as exc:
         config_error_exit(exc)

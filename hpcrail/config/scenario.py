@@ -537,6 +537,36 @@ class Numerics(Strict):
         "time constant; it never pushes a vehicle backwards")
 
 
+class PartitionSpec(Strict):
+    """Hidden-vehicle partition of the consist (paper 000 §2, MODELS.md §2).
+
+    The consist is cut into *boundary vehicles* and *blocks of hidden vehicles* between them; the
+    blocks are evaluated in parallel at every right-hand-side evaluation (threads of one process or
+    MPI ranks) and return the in-train forces at their ends.  Give ``blocks`` (the boundary vehicles
+    are then the head, the tail and one vehicle between consecutive blocks of equal size), or the
+    ``boundary_vehicles`` explicitly (vehicle numbers, 1 = head; every maximal run of other vehicles is
+    a block; ``blocks`` may be given too as a check).  The results do not depend on the partition
+    (equal to rounding), only the speed does.
+    """
+
+    backend: Literal["auto", "off", "threads", "mpi"] = Field(
+        "auto", description="off: monolithic; threads: blocks on numba threads; mpi: blocks on MPI ranks "
+        "(under mpiexec/srun); auto: threads at and above auto_min_vehicles vehicles when more than one "
+        "thread is available, else off")
+    blocks: Optional[int] = Field(None, ge=1, description="number of hidden-vehicle blocks (default: one per "
+                                  "thread or MPI rank)")
+    boundary_vehicles: Optional[list[int]] = Field(None, min_length=2, description="explicit boundary vehicles "
+                                                   "(1 = head), strictly increasing")
+    threads: Optional[int] = Field(None, ge=1, description="numba threads for backend threads (default: all)")
+    auto_min_vehicles: int = Field(10_000, ge=2, description="break-even train length of backend auto "
+                                   "(measured: benchmarks/partition.py, docs/performance.md)")
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _yaml_off(cls, v):
+        return "off" if v is False else v  # YAML 1.1 reads a bare `off` as false
+
+
 class Scenario(Strict):
     """A complete LTD scenario: train, track, driving, numerics, output."""
 
@@ -555,6 +585,7 @@ class Scenario(Strict):
     output: Output = Output()
     numerics: Numerics = Numerics()
     friction: FrictionNumerics = FrictionNumerics()
+    partition: PartitionSpec = PartitionSpec()
 
     def vehicle_type_names(self) -> list[str]:
         """Type name of each vehicle, head first (length N)."""
@@ -648,6 +679,18 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
             if abs(n0) > top:
                 add(("simulation", "initial_notch"), f"notch beyond the notches of locomotive type {t!r}", n0,
                     f"-{len(tr.curves.dynamic_brake_kN)}..{len(tr.curves.traction_kN)}")
+    from hpcrail.partition.layout import partition_issues
+
+    for loc, msg, value, allowed in partition_issues(sc.partition, n_veh):
+        add(("partition",) + loc, msg, value, allowed)
+    if sc.partition.backend in ("threads", "mpi"):
+        from hpcrail.partition.run import PARTITIONABLE_KINDS, unpartitionable_kinds
+
+        bad = unpartitionable_kinds(sc)
+        if bad:
+            add(("partition", "backend"), f"hidden-vehicle blocks evaluate table-law connections only; this consist "
+                f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
+                f"off or auto with connection kinds {', '.join(PARTITIONABLE_KINDS)}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s)

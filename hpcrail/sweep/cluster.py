@@ -1,15 +1,142 @@
-"""Where sweep tasks run: an embedded dask ``LocalCluster`` or an existing scheduler.
+"""Where sweep tasks run: an embedded dask ``LocalCluster``, worker jobs on Slurm, or an existing
+scheduler.
 
-All cluster creation goes through :func:`make_client` so that further back ends (``slurm`` with
-dask-jobqueue) are one more branch here, and ``hpcrail sweep`` stays the single entry point.
+All cluster creation goes through :func:`make_client`, and ``hpcrail sweep`` stays the single entry
+point.  ``cluster="slurm"`` submits dask workers as Slurm jobs with dask-jobqueue's ``SLURMCluster``
+(site settings from ``~/.config/hpcrail/slurm.yaml``, :mod:`hpcrail.slurm.site`, overridden by
+:class:`SlurmOptions`); workers retire before their walltime (``--lifetime``, staggered) and the
+cluster, kept at its size by ``adapt``, submits new jobs, so a long sweep resumes on new workers.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
+import sys
 
-CLUSTERS = ("local",)
+CLUSTERS = ("local", "slurm")
+
+
+@dataclasses.dataclass
+class SlurmOptions:
+    """Options of ``hpcrail sweep --cluster slurm`` (``None``: the site file's value, else the default).
+
+    ``jobs``: worker jobs kept running (``adapt(minimum_jobs=jobs, maximum_jobs=jobs)``);
+    ``adaptive``: ``(min, max)`` jobs scaled with the queue of pending tasks instead; ``cores``,
+    ``memory``, ``walltime`` per job; ``partition``, ``account``: sbatch ``--partition``/``--account``;
+    ``lifetime``/``lifetime_stagger``: worker lifetime (default: the walltime minus a margin, so that
+    workers end cleanly before Slurm kills them); ``site``: site settings file.
+    """
+
+    jobs: int | None = None
+    adaptive: tuple[int, int] | None = None
+    cores: int | None = None
+    memory: str | None = None
+    walltime: str | None = None
+    partition: str | None = None
+    account: str | None = None
+    processes: int | None = None
+    lifetime: str | None = None
+    lifetime_stagger: str | None = None
+    interface: str | None = None
+    site: str | None = None
+    log_directory: str | None = None
+
+
+def parse_adaptive(text: str) -> tuple[int, int]:
+    """``"MIN:MAX"`` → ``(min, max)`` worker jobs.  Raises ``ValueError`` with what is allowed."""
+    try:
+        lo, hi = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise ValueError(f"--adaptive {text!r}: expected MIN:MAX worker jobs, e.g. 0:20") from None
+    if lo < 0 or hi < max(lo, 1):
+        raise ValueError(f"--adaptive {text!r}: need 0 <= MIN <= MAX and MAX >= 1")
+    return lo, hi
+
+
+def walltime_seconds(walltime: str) -> int:
+    """Slurm time ``[D-]HH:MM:SS``, ``HH:MM`` or minutes → seconds.  Raises ``ValueError``."""
+    try:
+        days, _, rest = walltime.rpartition("-")
+        parts = [int(x) for x in rest.split(":")]
+        if len(parts) == 1:
+            sec = parts[0] * 60
+        elif len(parts) == 2:
+            sec = parts[0] * 3600 + parts[1] * 60 if days else parts[0] * 60 + parts[1]
+        elif len(parts) == 3:
+            sec = parts[0] * 3600 + parts[1] * 60 + parts[2]
+        else:
+            raise ValueError
+        return sec + (int(days) * 86400 if days else 0)
+    except ValueError:
+        raise ValueError(f"walltime {walltime!r}: expected [D-]HH:MM:SS") from None
+
+
+def default_lifetime(walltime: str) -> tuple[str, str]:
+    """Worker ``--lifetime`` and ``--lifetime-stagger`` for a job walltime: the worker retires
+    (finishing or handing back its tasks) a margin of 10 % (1-10 min) plus the stagger before Slurm
+    would kill the job; the stagger (5 %, at most 5 min) keeps all workers from leaving at once."""
+    w = walltime_seconds(walltime)
+    stagger = int(min(0.05 * w, 300))
+    margin = int(min(max(0.1 * w, 60), 600))
+    life = max(w - margin - stagger, max(30, w // 2))
+    return f"{life}s", f"{stagger}s"
+
+
+def tunnel_instructions(dashboard_link: str | None) -> str:
+    """How to reach a dashboard running on a cluster node from a laptop (SSH port forwarding)."""
+    from urllib.parse import urlparse
+
+    if not dashboard_link:
+        return ""
+    u = urlparse(dashboard_link)
+    host, port = u.hostname, u.port or 8787
+    login = os.environ.get("SLURM_SUBMIT_HOST") or "LOGIN_NODE"
+    return (f"dashboard on {host}:{port}; from your laptop run\n"
+            f"    ssh -N -L {port}:{host}:{port} {os.environ.get('USER', 'you')}@{login}\n"
+            f"and open http://localhost:{port}{u.path or '/status'}")
+
+
+def _slurm_cluster(opts: SlurmOptions, dashboard_address: str | None):
+    """A dask-jobqueue ``SLURMCluster`` from site settings + ``opts``; returns ``(cluster, jobs note)``."""
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise ValueError("--cluster slurm needs dask-jobqueue: pip install 'hpcrail[slurm]'") from None
+    from hpcrail.slurm.site import load_site_config
+
+    site = load_site_config(opts.site)
+    cores = opts.cores or site.cores
+    walltime = opts.walltime or site.walltime
+    life, stagger = default_lifetime(walltime)
+    life = opts.lifetime or life
+    stagger = opts.lifetime_stagger or stagger
+    processes = opts.processes or site.processes or cores
+    directives = [d for d in site.sbatch]
+    if site.qos:
+        directives.append(f"--qos={site.qos}")
+    kw = dict(cores=cores, processes=processes, memory=opts.memory or site.memory, walltime=walltime,
+              queue=opts.partition or site.partition, account=opts.account or site.account,
+              job_extra_directives=directives, job_script_prologue=site.prologue_lines(),
+              worker_extra_args=["--lifetime", life, "--lifetime-stagger", stagger],
+              python=sys.executable, interface=opts.interface or site.interface,
+              local_directory=site.local_directory, log_directory=opts.log_directory,
+              scheduler_options={"dashboard_address": dashboard_address or ":8787"},
+              job_name="hpcrail-sweep")
+    cluster = SLURMCluster(**{k: v for k, v in kw.items() if v is not None})
+    if opts.adaptive:
+        lo, hi = opts.adaptive
+        cluster.adapt(minimum_jobs=lo, maximum_jobs=hi)
+        note = f"adaptive {lo}..{hi} worker jobs"
+    else:
+        n = opts.jobs or 1
+        # adapt with min = max keeps `n` jobs: a worker that retires at its lifetime is replaced
+        cluster.adapt(minimum_jobs=n, maximum_jobs=n)
+        note = f"{n} worker job{'s' if n != 1 else ''}"
+    note += (f" of {cores} core{'s' if cores != 1 else ''} ({processes} worker processes), walltime {walltime}, "
+             f"worker lifetime {life} ± {stagger}")
+    return cluster, note
 
 
 def default_workers(threads: int = 1) -> int:
@@ -19,7 +146,8 @@ def default_workers(threads: int = 1) -> int:
 
 def make_client(*, scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
                 workers: int | None = None, threads: int = 1, dashboard_address: str | None = ":8787",
-                memory_limit: str | float | None = "auto") -> tuple:
+                memory_limit: str | float | None = "auto", slurm: SlurmOptions | None = None,
+                say=None) -> tuple:
     """Return ``(client, close)``.
 
     ``scheduler`` (address) or ``scheduler_file`` joins an existing cluster (``close`` then only
@@ -37,6 +165,20 @@ def make_client(*, scheduler: str | None = None, scheduler_file: str | None = No
         return client, client.close
     if cluster not in CLUSTERS:
         raise ValueError(f"unknown cluster {cluster!r}; allowed: {', '.join(CLUSTERS)}")
+    if cluster == "slurm":
+        sc, note = _slurm_cluster(slurm or SlurmOptions(), dashboard_address)
+        client = Client(sc)
+        if say is not None:
+            say(f"slurm: {note}")
+            say(tunnel_instructions(getattr(client, "dashboard_link", None)))
+
+        def close_slurm():
+            with contextlib.suppress(Exception):
+                client.close()
+            with contextlib.suppress(Exception):
+                sc.close()
+
+        return client, close_slurm
     n = workers or default_workers(threads)
     lc = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address,
                       memory_limit=memory_limit, silence_logs=logging.ERROR)
@@ -59,4 +201,5 @@ def total_threads(client) -> int:
         return 1
 
 
-__all__ = ["make_client", "default_workers", "total_threads", "CLUSTERS"]
+__all__ = ["make_client", "default_workers", "total_threads", "CLUSTERS", "SlurmOptions", "parse_adaptive",
+           "default_lifetime", "tunnel_instructions"]

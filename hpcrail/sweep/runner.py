@@ -217,14 +217,16 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
               workers: int | None = None, threads: int = 1, mode: str = "prange", batch_size: int | None = None,
               retry_failed: bool = False, new: bool = False, inline: bool = False,
               max_in_flight: int | None = None, retries: int = 2, dashboard_address: str | None = ":8787",
-              progress: bool = True, say: Callable = print, expansion: Expansion | None = None) -> SweepResult:
+              progress: bool = True, say: Callable = print, expansion: Expansion | None = None,
+              slurm=None) -> SweepResult:
     """Run (or resume) the sweep ``spec`` into the zarr store ``store`` (default ``NAME.zarr``).
 
     Execution: ``inline`` runs the batches in this process (no dask); otherwise ``client`` (a
     ``distributed.Client``), else a cluster from :func:`hpcrail.sweep.cluster.make_client`
     (``scheduler``/``scheduler_file`` to join one; an embedded LocalCluster of ``workers``
     processes by default).  At most ``max_in_flight`` tasks (default 2 per worker thread) are
-    submitted at once, with deterministic keys and ``retries``.
+    submitted at once, with deterministic keys and ``retries``.  ``cluster="slurm"`` starts worker
+    jobs with the :class:`~hpcrail.sweep.cluster.SlurmOptions` ``slurm``.
 
     Raises :class:`~hpcrail.config.ConfigError` for a bad spec, :class:`SweepMismatchError`
     when the store holds another study (unless ``new``), ``ValueError`` for bad cluster options.
@@ -281,7 +283,8 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
                 from hpcrail.sweep.cluster import make_client
 
                 client, close = make_client(scheduler=scheduler, scheduler_file=scheduler_file, cluster=cluster,
-                                            workers=workers, threads=threads, dashboard_address=dashboard_address)
+                                            workers=workers, threads=threads, dashboard_address=dashboard_address,
+                                            slurm=slurm, say=say)
             result.dashboard = getattr(client, "dashboard_link", None)
             if result.dashboard:
                 say(f"dask dashboard: {result.dashboard}")

@@ -153,35 +153,12 @@ def _noninertial_forces(t, y, p):
         s -= p.center_dist[j] + e
 
 
-@njit(**JIT_NRT_FREE)
-def _ltd_eval_tables(t, y, p, dydt, rec, record):
-    _ltd_eval(t, y, p, dydt, rec, record, False)
-
-
-@njit(**JIT_NRT_FREE)
-def _ltd_eval_noninertial(t, y, p, dydt, rec, record):
-    _noninertial_forces(t, y, p)
-    _ltd_eval(t, y, p, dydt, rec, record, True)
-
-
 @njit(inline="always", **JIT)
-def ltd_eval(t, y, p, dydt, rec, record):
-    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
-    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  Trains with noninertial
-    couplers first solve those (couplers.ltd_noninertial) and run their own compiled copy of the
-    vehicle loop, which reads the solved forces; trains without them run the plain table-law loop."""
-    if p.n_noninertial > 0:
-        _ltd_eval_noninertial(t, y, p, dydt, rec, record)
-    else:
-        _ltd_eval_tables(t, y, p, dydt, rec, record)
+def driver_command(t, y, p, dydt):
+    """Driver command in force and the applied-notch rate (written to ``dydt[p.i_notch]``).
 
-
-@njit(inline="always", **JIT)
-def _ltd_eval(t, y, p, dydt, rec, record, ni):
-    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
-    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``)."""
-    N = p.n_veh
-    B = p.block
+    Returns ``(applied notch, commanded notch, commanded brake demand)``.  Global: every vehicle
+    range of a partitioned evaluation uses the same values."""
     ic = schedule_index(p, t, y)
     cmd_notch = p.sched_notch[ic]
     cmd_brake = p.sched_brake[ic]
@@ -192,25 +169,64 @@ def _ltd_eval(t, y, p, dydt, rec, record, ni):
     elif dn < -p.notch_rate:
         dn = -p.notch_rate
     dydt[p.i_notch] = dn
+    return notch, cmd_notch, cmd_brake
+
+
+@njit(inline="always", **JIT)
+def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
+    """Evaluate the LTD right-hand side of vehicles ``j0 <= j < j1`` (0-based, head first).
+
+    The only physics of the LTD model: the monolithic right-hand side calls it once for the whole
+    train, the partitioned ones (:mod:`hpcrail.partition`) once per block of hidden vehicles.
+
+    Inputs beyond the range are read from ``y`` itself: the connection ahead of vehicle ``j0``
+    (its force is evaluated here from e_{j0} and v_{j0-1} − v_{j0}, bitwise the same value the
+    range ahead computes as its rear force: action = reaction exactly), the brake-pipe signal of
+    vehicle ``j0-1`` (upstream; ``cmd_brake`` at the head) and, at the rear, e_{j1} and v_{j1}.
+    ``s`` [m] is the centre position of vehicle ``j0`` (``y[0]`` for the head; a partitioned
+    evaluation gets it from an exclusive scan over blocks).
+
+    Writes ``dydt[B*j0+1 : B*j1+1]`` (``dydt[0]`` too when ``j0 == 0``; up to ``B*N`` for the tail),
+    i.e. the speed/brake derivatives of the range and the extension rates of the connections
+    behind its vehicles; with ``record`` also ``rec[:, j0:j1]`` (see ``REC_*``).
+    Returns the range's contributions to the four power integrals (traction, running resistance,
+    air brake, coupler) [W].  ``ni``: the train has noninertial couplers, whose forces were solved
+    before (:func:`_noninertial_forces`, ``p.ni_conn``); a constant, so each case compiles its own loop.
+    Source: paper 000 eqs (1)-(7).
+    """
+    N = p.n_veh
+    B = p.block
     air = p.air_brake != 0
     energy = p.i_energy >= 0
     s0 = p.route_s0
     inv_ds = p.route_inv_ds
-    s = y[0]
-    dydt[0] = y[1]
-    f_front = 0.0
-    w_t = 0.0
-    w_r = 0.0
-    w_b = 0.0
-    w_c = 0.0
-    upstream = cmd_brake
     # unsigned indices: numba skips the negative-index check on every array access (PERFORMANCE_NOTES)
     one = uint64(1)
     Nu = uint64(N)
     Bu = uint64(B)
     last = Nu - one
     n_table = uint64(p.n_table_types)
-    for j in range(Nu):
+    ju0 = uint64(j0)
+    ju1 = uint64(j1)
+    f_front = 0.0
+    upstream = cmd_brake
+    if ju0 == 0:
+        dydt[0] = y[1]
+    else:
+        jp = ju0 - one
+        if ni and p.conn_type[jp] >= uint64(p.n_table_types):
+            f_front = p.ni_conn[jp, NC_F]
+        else:
+            f_front = connection_force(y[Bu * ju0], y[Bu * jp + one] - y[Bu * ju0 + one], p.conn_type[jp],
+                                       p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        if air:
+            upstream = y[Bu * jp + uint64(2)]
+    w_t = 0.0
+    w_r = 0.0
+    w_b = 0.0
+    w_c = 0.0
+    for jj in range(ju1 - ju0):
+        j = ju0 + jj
         base = Bu * j
         v = y[base + one]
         e = 0.0
@@ -277,7 +293,35 @@ def _ltd_eval(t, y, p, dydt, rec, record, ni):
         f_front = f_rear
         if j < last:
             s = s - (p.center_dist[j] + e)  # one dependent add per vehicle on the loop-carried chain
-    if energy:
+    return w_t, w_r, w_b, w_c
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+    """:func:`_eval_range` for trains whose connections are all table laws (what the partitioned
+    backends evaluate per block; see there for arguments and returns)."""
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, False)
+
+
+@njit(**JIT_NRT_FREE)
+def _ltd_eval_range_ni(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, True)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval(t, y, p, dydt, rec, record):
+    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
+    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  One call of
+    :func:`ltd_eval_range` over the whole train.  Trains with noninertial couplers first solve those
+    (couplers.ltd_noninertial) and run their own compiled copy of the vehicle loop, which reads the
+    solved forces; trains without them run the plain table-law loop."""
+    notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    if p.n_noninertial > 0:
+        _noninertial_forces(t, y, p)
+        w_t, w_r, w_b, w_c = _ltd_eval_range_ni(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    else:
+        w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    if p.i_energy >= 0:
         ie = p.i_energy
         dydt[ie] = w_t
         dydt[ie + 1] = w_r
@@ -299,26 +343,28 @@ def ltd_rhs(t, y, p, dydt):
 
 
 @njit(**JIT_NRT_FREE)
-def ltd_observe(t, y, p, acc):
-    """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
-    speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
-    and a flag when the front of the train leaves the route."""
+def ltd_observe_range(t, y, p, acc, j0, j1, s):
+    """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (updated in ``acc``)
+    and the range's extremes ``(v_max, v_min, F_max, F_min)`` of speed [m/s] and in-train force [N].
+    ``s`` [m]: centre position of vehicle ``j0`` (noninertial connections need positions).
+    The observer's physics in one place: :func:`ltd_observe` calls it for the whole train, the
+    partitioned observers once per vehicle range."""
     N = p.n_veh
     B = p.block
     M = N - 1
-    vmax = acc[ACC_VMAX]
-    vmin = acc[ACC_VMIN]
-    for j in range(N):
+    vmax = -np.inf
+    vmin = np.inf
+    fmax = -np.inf
+    fmin = np.inf
+    for j in range(j0, j1):
         v = y[B * j + 1]
         if v > vmax:
             vmax = v
         if v < vmin:
             vmin = v
-    acc[ACC_VMAX] = vmax
-    acc[ACC_VMIN] = vmin
     h = ACC_HEAD
-    s_k = y[0]   # centre of vehicle k (noninertial connections need it)
-    for k in range(M):
+    s_k = s   # centre of vehicle k
+    for k in range(j0, min(j1, M)):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
         if p.conn_type[k] < p.n_table_types:
@@ -328,18 +374,42 @@ def ltd_observe(t, y, p, acc):
         s_k -= p.center_dist[k] + e
         if f > acc[h + k]:
             acc[h + k] = f
-            if f > acc[ACC_FMAX]:
-                acc[ACC_FMAX] = f
-                acc[ACC_T_DRAFT] = t
+        if f > fmax:
+            fmax = f
         if f < acc[h + M + k]:
             acc[h + M + k] = f
-            if f < acc[ACC_FMIN]:
-                acc[ACC_FMIN] = f
-                acc[ACC_T_BUFF] = t
+        if f < fmin:
+            fmin = f
         if e > acc[h + 2 * M + k]:
             acc[h + 2 * M + k] = e
         if e < acc[h + 3 * M + k]:
             acc[h + 3 * M + k] = e
+    return vmax, vmin, fmax, fmin
+
+
+@njit(inline="always", **JIT)
+def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
+    """Fold a range's extremes into the global metrics of ``acc`` (ranges in head-to-tail order give
+    the monolithic result: the time of a maximum is the first step where it occurs)."""
+    if vmax > acc[ACC_VMAX]:
+        acc[ACC_VMAX] = vmax
+    if vmin < acc[ACC_VMIN]:
+        acc[ACC_VMIN] = vmin
+    if fmax > acc[ACC_FMAX]:
+        acc[ACC_FMAX] = fmax
+        acc[ACC_T_DRAFT] = t
+    if fmin < acc[ACC_FMIN]:
+        acc[ACC_FMIN] = fmin
+        acc[ACC_T_BUFF] = t
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_observe(t, y, p, acc):
+    """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
+    speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
+    and a flag when the front of the train leaves the route."""
+    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, 0, p.n_veh, y[0])
+    observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0
 

@@ -1,0 +1,1 @@
+"""Slurm deployment: user site settings (:mod:`.site`), job-script rendering and submission."""
