@@ -64,12 +64,12 @@ def _run_threads(sc, progress, config_yaml):
     from hpcrail.results.ltd import ltd_dataset
     from hpcrail.simulate import integrator_kwargs, ltd_problem, sample_times
 
-    model, _ = ltd_problem(sc)
+    model, mono = ltd_problem(sc)
     nthr = thread_count(sc.partition.threads)
     layout = scenario_layout(sc.partition, model.n_vehicles, nthr)
     pp = partitioned_params(model.params, layout)
     prob = Problem(ltd_rhs_threads, ltd_observe_threads, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0)
+                   acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
     before = numba.get_num_threads()
     numba.set_num_threads(nthr)
@@ -91,14 +91,14 @@ def _run_mpi(sc, progress, config_yaml):
 
     comm = pmpi.world()
     R, rank = comm.size, comm.rank
-    model, _ = ltd_problem(sc)
+    model, mono = ltd_problem(sc)
     layout = scenario_layout(sc.partition, model.n_vehicles, R)
     groups = rank_blocks(layout.n_blocks, R)
     lo, hi = groups[rank]
     pp = partitioned_params(model.params, layout, b_lo=lo, b_hi=hi,
                             mpi=pmpi.mpi_fields(comm, layout, groups, model.params.block))
     prob = Problem(pmpi.ltd_rhs_mpi, pmpi.ltd_observe_mpi, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0)
+                   acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
     before = numba.get_num_threads()
     numba.set_num_threads(1)  # one core per rank
