@@ -59,6 +59,7 @@ def run_once(variant: str, n: int, tmp: Path, env: dict) -> float:
     step = 0.002
     dur = steps_for(n) * step
     sets = consist_overrides(n) + [f"simulation.duration_s={dur:.6f}", "simulation.initial_speed_kmh=40",
+                                   "integrator.method=rk4", f"integrator.step_s={step}",
                                    f"output.interval_s={dur:.6f}", "output.reference_coupler=1"]
     args = ["run", str(TRAIN4), "-q", "--overwrite", "-o", str(tmp / f"{variant}-{n}.zarr")]
     for s in sets:
