@@ -558,7 +558,7 @@ class PartitionSpec(Strict):
     boundary_vehicles: Optional[list[int]] = Field(None, min_length=2, description="explicit boundary vehicles "
                                                    "(1 = head), strictly increasing")
     threads: Optional[int] = Field(None, ge=1, description="numba threads for backend threads (default: all)")
-    auto_min_vehicles: int = Field(10_000, ge=2, description="break-even train length of backend auto "
+    auto_min_vehicles: int = Field(20_000, ge=2, description="break-even train length of backend auto "
                                    "(measured: benchmarks/partition.py, docs/performance.md)")
 
     @field_validator("backend", mode="before")
