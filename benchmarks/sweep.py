@@ -324,7 +324,7 @@ def main() -> None:
             rows = bench_target(tmp, args.target_scenarios, args.duration, args.target_methods)
             lines += [f"## Target: 100-vehicle, {args.duration:g} s scenarios on 2 cores (target >= 20 scenarios/s)", "",
                       "| method | scenarios | scenarios/s | completed | gap to 20/s |", "|---|---|---|---|---|"]
-            lines += [f"| {m} | {n} | {r:.3f} | {c} | {20 / r:.0f}x |" for m, n, r, c in rows]
+            lines += [f"| {m} | {n} | {r:.3f} | {c} | {20 / r:.2f}x |" for m, n, r, c in rows]
             lines.append("")
             print("\n".join(lines[-len(rows) - 4:]), flush=True)
     finally:
