@@ -60,6 +60,7 @@ STUDY = [
     ("radau5", dict(rtol=1e-6)),
     ("trbdf2", dict(rtol=1e-3)),
     ("trbdf2", dict(rtol=1e-4)),
+    ("trbdf2", dict(rtol=5e-5)),
     ("trbdf2", dict(rtol=3e-5)),
     ("trbdf2", dict(rtol=1e-5)),
     ("esdirk3", dict(rtol=1e-4)),
@@ -69,7 +70,7 @@ STUDY = [
     ("linear_implicit_euler", dict(step=0.001, options={"jacobian_every": 10})),
 ]
 QUICK = [("rk4", dict(step=0.002)), ("radau5", dict(rtol=1e-5)), ("trbdf2", dict(rtol=1e-4)),
-         ("trbdf2", dict(rtol=3e-5)), ("trbdf2", dict(rtol=1e-5))]
+         ("trbdf2", dict(rtol=5e-5)), ("trbdf2", dict(rtol=3e-5)), ("trbdf2", dict(rtol=1e-5))]
 
 
 def envelopes(M, acc):
