@@ -26,12 +26,12 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, initial_step, rms_norm, samples_at_t,
+    EPS, dense_needed, finish_step, initial_step, rms_norm, STEP_ON, loop_gate,
 )
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
-    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS,
-    STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
+    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
+    TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py
 from hpcrail.integrators.newton import (
@@ -195,14 +195,8 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     n_equal = int(sc[_SC_NEQ])
     status = RUNNING
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         min_step = max(hmin, 10.0 * EPS * max(abs(t), 1e-300))
         if h > hmax:

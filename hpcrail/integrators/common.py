@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.contract import ST_EVENTS, ST_NFEV, ST_STEPS
+from hpcrail.integrators.contract import DONE, MAX_STEPS, RUNNING, ST_EVENTS, ST_NFEV, ST_REJECTED, ST_STEPS
 from hpcrail.integrators.linalg import SP_NEV, SP_OFF_EVDIR, SP_OFF_EVTERM
 
 EPS = 2.220446049250313e-16
@@ -109,6 +109,25 @@ def samples_at_t(t, y, t_out, Y_out, iout):
             Y_out[k, i] = y[i]
         k += 1
     iout[0] = k
+
+
+#: :func:`loop_gate`'s "take a step" answer (not a status code of the contract)
+STEP_ON = 99
+
+
+@njit(inline="always", **JIT)
+def loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps):
+    """Top of every method's step loop: write the samples due at ``t`` (float64[n] state ``y`` into
+    ``Y_out`` float64[k, n]), then return ``DONE`` at ``t_final``, ``RUNNING`` at ``t_pause`` [s],
+    ``MAX_STEPS`` when ``stats`` (int64[8]) counts ``max_steps`` step attempts, else ``STEP_ON``."""
+    samples_at_t(t, y, t_out, Y_out, iout)
+    if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
+        return DONE
+    if t >= t_pause:
+        return RUNNING
+    if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
+        return MAX_STEPS
+    return STEP_ON
 
 
 @njit(**JIT)

@@ -19,11 +19,11 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, samples_at_t, step_end,
+    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end,
 )
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL,
-    SET_OBS_DT, SET_SAFETY, SET_STEP, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+    EVENT_STOP, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_OBS_DT, SET_SAFETY, SET_STEP,
+    ST_NFEV, ST_REJECTED, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_NEV
 
@@ -106,14 +106,8 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     roots = np.empty(nev)
     status = RUNNING
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         hs, tn = step_end(t, h, t_final, True)
         _rk4_step(rhs, params, t, hs, y, f0, k2, k3, k4, tmp, y1)
@@ -183,14 +177,8 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
     c24 = 1.0 / 24.0
     status = RUNNING
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         hs, tn = step_end(t, h, t_final, True)
         nhist = int(tstate[ih])
@@ -279,7 +267,6 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     """
     n = y.size
     nev = spec[SP_NEV]
-    rtol = settings[SET_RTOL]
     hmin = settings[SET_HMIN]
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
@@ -315,14 +302,8 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     status = RUNNING
     rejected_last = False
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         if h < max(hmin, 16.0 * 2.220446049250313e-16 * abs(t)):
             status = STEP_UNDERFLOW

@@ -35,12 +35,12 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, samples_at_t, step_end,
+    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, STEP_ON, loop_gate, step_end,
 )
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
-    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS,
-    STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
+    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED,
+    ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order
 from hpcrail.integrators.newton import (
@@ -172,14 +172,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     newton_failed = False
     jac_fresh = False   # the Jacobian was evaluated during the current step attempt
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         if h < max(hmin, 16.0 * EPS * abs(t)):
             status = NEWTON_FAILURE if newton_failed else STEP_UNDERFLOW
@@ -374,14 +368,8 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
         tstate[TS_FVALID] = 1.0
     status = RUNNING
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         hs, tn = step_end(t, h, t_final, True)
         c = 1.0 / hs

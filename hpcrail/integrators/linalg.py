@@ -591,7 +591,6 @@ def form_matrix(J, out, c, mass, spec):
     """``out = c·M − J`` in storage layout (``c`` real or complex, ``mass`` float64[n] diagonal)."""
     for k in range(out.size):
         out[k] = -J[k]
-    n = spec[SP_N]
     nc = spec[SP_NC]
     nb = spec[SP_NB]
     w = 2 * spec[SP_ML] + spec[SP_MU] + 1

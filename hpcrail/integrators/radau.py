@@ -26,11 +26,11 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.common import EPS, finish_step, initial_step, rms_norm, samples_at_t, step_end
+from hpcrail.integrators.common import EPS, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end
 from hpcrail.integrators.contract import (
-    DONE, EVENT_STOP, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT,
-    SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
-    TS_F0, TS_FVALID, TS_H, TS_T, ST_STEPS,
+    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
+    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
+    TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import (
     SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order,
@@ -236,14 +236,8 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     h = tstate[TS_H]
     status = RUNNING
     while True:
-        samples_at_t(t, y, t_out, Y_out, iout)
-        if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
-            status = DONE
-            break
-        if t >= t_pause:
-            break
-        if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
-            status = MAX_STEPS
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        if status != STEP_ON:
             break
         min_step = max(hmin, 10.0 * EPS * abs(t))
         h_old = sc[_SC_HOLD]
