@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hpcrail.analysis.modes import linearisation_for, modes  # noqa: E402
-from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.integrators import integrate  # noqa: E402
-from hpcrail.kinds.planar_train import planar_problem  # noqa: E402
-from hpcrail.models.couplers.planar_kernel import N_RC, N_RK, RK_F, planar_outputs  # noqa: E402
+from hpcrail.kinds.planar_train.run import planar_problem  # noqa: E402
+from hpcrail.models.planar_train.kernel import N_RC, N_RK, RK_F, planar_outputs  # noqa: E402
 
 CASES = [("2-car loaded", "two_car_loaded.yaml"), ("10-car", "ten_car.yaml"), ("curved track", "curved_track.yaml")]
 PAPER = {"2-car loaded": "> 85x", "10-car": "> 300x", "curved track": "> 200x"}
@@ -161,7 +161,7 @@ def ltd_connection_cost(repeats):
     from numba import njit
 
     from hpcrail.models.ltd.kernel import ltd_rhs
-    from hpcrail.simulate import ltd_problem
+    from hpcrail.kinds.ltd.run import ltd_problem
 
     @njit
     def loop(y, p, dy, n):

@@ -31,12 +31,12 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hpcrail.config import load_scenario  # noqa: E402
-from hpcrail.models.friction.build import build_friction  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
+from hpcrail.kinds.ltd.friction_layer import build_friction  # noqa: E402
 from hpcrail.models.ltd.build import ACC_HEAD  # noqa: E402
-from hpcrail.results.friction import stick_statistics  # noqa: E402
-from hpcrail.simulate import sample_times  # noqa: E402
-from hpcrail.simulate_friction import friction_solve  # noqa: E402
+from hpcrail.kinds.ltd.run import stick_statistics  # noqa: E402
+from hpcrail.results.sampling import sample_times  # noqa: E402
+from hpcrail.kinds.ltd.friction_layer import friction_solve  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "friction.md"
 TARGETS = (0.10, 0.03, 0.01, 0.003)

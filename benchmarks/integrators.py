@@ -37,12 +37,13 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.config.loading import config_hash  # noqa: E402
 from hpcrail.integrators import integrate  # noqa: E402
 from hpcrail.models.ltd.build import ACC_HEAD  # noqa: E402
 from hpcrail.models.ltd.kernel import ltd_rhs  # noqa: E402
-from hpcrail.simulate import ltd_problem, sample_times  # noqa: E402
+from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.results.sampling import sample_times  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "integrators.md"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hpcrail" / "benchmarks"

@@ -28,11 +28,12 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.integrators import integrate  # noqa: E402
 from hpcrail.models.ltd.build import ACC_HEAD  # noqa: E402
 from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs  # noqa: E402
-from hpcrail.simulate import integrator_kwargs, ltd_problem, sample_times  # noqa: E402
+from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.results.sampling import sample_times  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "ltd_foundation.md"
 
@@ -53,7 +54,7 @@ def envelope_error(model, acc, ref):
 def run(sc, method, **kw):
     model, prob = ltd_problem(sc)
     t_end = sc.simulation.duration_s
-    args = integrator_kwargs(sc.integrator)
+    args = sc.integrator.kwargs()
     args.update(kw)
     sol = integrate(prob, method, sample_times(0.0, t_end, 10.0), t_end, **args)
     return model, sol
@@ -118,7 +119,7 @@ def scipy_bdf(sc, rtol, atol):
 
 
 def startup_time():
-    code = ("import time; t=time.perf_counter(); import hpcrail; from hpcrail.config import load_scenario;"
+    code = ("import time; t=time.perf_counter(); import hpcrail; from hpcrail.kinds import load_scenario;"
             "from hpcrail.simulate import run_scenario;"
             "sc,_=load_scenario('configs/trains/demo.yaml', ['simulation.duration_s=1']);"
             "ds=run_scenario(sc); print(time.perf_counter()-t)")

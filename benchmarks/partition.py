@@ -86,10 +86,10 @@ def kernel_ab(base: str, repeats: int) -> list[tuple]:
     """ns per vehicle per RHS evaluation: pre-partition kernel (git ``base``) vs current, interleaved."""
     import numba
 
-    from hpcrail.config import load_scenario
+    from hpcrail.kinds import load_scenario
     from hpcrail.integrators import integrate
     from hpcrail.models.ltd.kernel import ltd_rhs as new_rhs
-    from hpcrail.simulate import ltd_problem
+    from hpcrail.kinds.ltd.run import ltd_problem
 
     src = subprocess.run(["git", "-C", str(ROOT), "show", f"{base}:hpcrail/models/ltd/kernel.py"],
                          capture_output=True, text=True)
@@ -140,9 +140,9 @@ def serial_fraction(n: int, repeats: int) -> float:
     import numba
 
     from hpcrail._numba import JIT
-    from hpcrail.config import load_scenario
+    from hpcrail.kinds import load_scenario
     from hpcrail.integrators import Problem, integrate
-    from hpcrail.simulate import ltd_problem
+    from hpcrail.kinds.ltd.run import ltd_problem
 
     @numba.njit(**JIT)
     def zero_rhs(t, y, p, dydt):

@@ -44,9 +44,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hpcrail.config import validate_document  # noqa: E402
+from hpcrail.kinds import validate_document  # noqa: E402
 from hpcrail.integrators import integrate  # noqa: E402
-from hpcrail.simulate import integrator_kwargs, ltd_finish, ltd_problem  # noqa: E402
+from hpcrail.kinds import get as get_kind  # noqa: E402
+from hpcrail.kinds.ltd.run import finish, ltd_problem  # noqa: E402
+from hpcrail.results.dataset import build_dataset  # noqa: E402
 from hpcrail.sweep.cluster import make_client  # noqa: E402
 from hpcrail.sweep.runner import make_tasks, run_sweep, warm_cache  # noqa: E402
 from hpcrail.sweep.spec import expand  # noqa: E402
@@ -101,8 +103,8 @@ def bench_modes(tmp: Path, n: int, n_veh: int, duration: float, repeats: int) ->
             sc = validate_document(exp.scenario_doc(p))
             model, prob = ltd_problem(sc)
             sol = integrate(prob, sc.integrator.method, np.array([duration]), duration, n_chunks=1,
-                            **integrator_kwargs(sc.integrator))
-            ltd_finish(sc, model, sol, attrs=False)
+                            **sc.integrator.kwargs())
+            build_dataset(get_kind("ltd"), sc, finish(sc, model, sol), attrs=False)
 
     def batch(mode, threads):
         task.mode, task.threads = mode, threads

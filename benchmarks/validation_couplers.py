@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hpcrail.analysis.modes import find_mode, linearisation_for, modes  # noqa: E402
-from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.simulate import run_scenario  # noqa: E402
 
 CASES = [("2-car loaded", "two_car_loaded.yaml"), ("2-car empty", "two_car_empty.yaml"),

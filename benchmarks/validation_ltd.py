@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.simulate import run_scenario  # noqa: E402
 
 # paper 000, Tables 1-2, LTDPoliTo row (also shared/data/ltd/known_results.csv)

@@ -29,11 +29,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hpcrail.config import load_scenario  # noqa: E402
-from hpcrail.kinds.vertical import run_realisations, solve  # noqa: E402
-from hpcrail.models.vertical.build import build_vertical  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
+from hpcrail.kinds.vertical.run import run_realisations, solve  # noqa: E402
+from hpcrail.kinds.vertical.build import build_vertical  # noqa: E402
 from hpcrail.models.vertical.kernel import vertical_rhs  # noqa: E402
-from hpcrail.results.vertical import sampled_outputs, static_wheel_loads  # noqa: E402
+from hpcrail.kinds.vertical.run import sampled_outputs, static_wheel_loads  # noqa: E402
 
 CONFIG = ROOT / "configs/vertical/full_vehicle_track.yaml"
 T = 10.0

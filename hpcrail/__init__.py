@@ -1,10 +1,11 @@
 """hpcrail — railway train dynamics at HPC scale.
 
-Layers (data flows down): ``config`` (typed scenario specs) → ``models`` (spec → arrays, numba kernels)
-→ ``integrators`` (numba steppers, model-agnostic) → ``results`` (xarray datasets, metrics, zarr) →
-``simulate``/``cli`` (glue).  See docs/architecture.md.
+One package per model kind (``hpcrail.kinds``: LTD, planar train, vertical vehicle) behind one
+descriptor; shared physics and numba kernels in ``hpcrail.models``; model-agnostic integrators in
+``hpcrail.integrators``; generic results, sweeps, analysis and CLI read only the descriptors.  See
+docs/architecture.md.  Importing the package does not import numba: every kernel module imports
+:mod:`hpcrail._numba` (numba cache directory and threading set-up) before defining kernels.
 """
-from hpcrail import _numba  # noqa: F401  (sets the numba cache directory before any kernel is compiled)
 
 __version__ = "0.1.0"
 

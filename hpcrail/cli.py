@@ -1,5 +1,7 @@
 """Command-line interface: ``hpcrail run | validate | info`` (+ commands registered by features).
 
+Every command works for every model kind through its descriptor (:mod:`hpcrail.kinds`).
+
 Configuration problems print one line per problem (file, field, value, allowed) and exit with code 2,
 never a traceback.  Feature modules add their commands by importing :data:`app` and decorating
 functions (see ``_COMMAND_MODULES``).
@@ -86,15 +88,17 @@ def progress_printer(label: str):
 
 
 def print_metrics(ds) -> None:
-    from hpcrail.results.metrics import metrics_table_rows
+    """The kind's summary outputs of a run dataset (display units) as a table."""
+    from hpcrail import kinds
+    from hpcrail.results.outputs import summary_rows
 
-    title = ds.attrs.get("metrics_title", "benchmark metrics (paper 000, Tables 1-2)")
-    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {title}")
+    kind = kinds.get(ds.attrs.get("model", kinds.DEFAULT_KIND))
+    table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {kind.summary_title}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("unit")
     table.add_column("meaning", overflow="fold")
-    for name, val, unit, label in metrics_table_rows(ds):
+    for name, val, unit, label in summary_rows(kind.outputs, ds, kind.summary):
         table.add_row(name, val, unit, label)
     console.print(table)
 
@@ -109,7 +113,8 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
             "writes) | auto; same as --set partition.backend=...")):
     """Run one scenario and write its result dataset to a zarr store."""
-    from hpcrail.config import canonical_yaml, load_scenario
+    from hpcrail.config import canonical_yaml
+    from hpcrail.kinds import load_scenario
     from hpcrail.results.store import StoreExistsError, write_dataset
     from hpcrail.simulate import run_scenario
 
@@ -169,7 +174,8 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML"),
              set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value"),
              show: bool = typer.Option(False, "--show", help="print the canonical (fully resolved) config")):
     """Check a scenario file; print its canonical form and hash."""
-    from hpcrail.config import canonical_yaml, config_hash, load_scenario
+    from hpcrail.config import canonical_yaml, config_hash
+    from hpcrail.kinds import load_scenario
 
     try:
         sc, _doc = load_scenario(scenario, set_)
@@ -188,10 +194,10 @@ def info():
     """Versions, cores, numba threading layer, cache directory and registered integrators."""
     import platform
 
+    from hpcrail import _numba  # noqa: F401  (numba cache directory and threading set-up)
     import numba
 
-    from hpcrail import __version__
-    from hpcrail.config import kinds
+    from hpcrail import __version__, kinds
     from hpcrail.integrators import registry
     from hpcrail.provenance import git_info
 
@@ -214,7 +220,7 @@ def info():
             ("cores", str(os.cpu_count())), ("numba", numba.__version__),
             ("numba threads", str(numba.config.NUMBA_NUM_THREADS)), ("numba threading layer", layer),
             ("numba cache", str(numba.config.CACHE_DIR)),
-            ("scenario models", ", ".join(kinds())),
+            ("scenario models", ", ".join(kinds.names())),
             ("integrators", ", ".join(registry.method_names(include_aliases=False)))]
     for mod in ("numpy", "scipy", "xarray", "zarr", "dask", "distributed", "pydantic"):
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 
 from hpcrail.config.loading import Document, apply_overrides
-from hpcrail.config import validate_document
+from hpcrail.kinds import validate_document
 
 
 def flat_route(length_km=50.0, grade=0.0, radius=0.0):

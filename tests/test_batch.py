@@ -6,19 +6,21 @@ import numpy as np
 import pytest
 from sweep_helpers import DEMO
 
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators import Status, integrate
 from hpcrail.integrators.batch import BatchItem, integrate_batch
 from hpcrail.models.couplers.hysteretic import connection_force
-from hpcrail.models.ltd.build import build_ltd
-from hpcrail.simulate import integrator_kwargs, ltd_problem, run_batch, run_scenario, sample_times
+from hpcrail.kinds.ltd.build import build_ltd
+from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.results.sampling import sample_times
+from hpcrail.simulate import run_batch, run_scenario
 
 
 def _item(overrides, duration=4.0):
     sc, _ = load_scenario(DEMO, [f"simulation.duration_s={duration}"] + overrides)
     _model, prob = ltd_problem(sc)
     t_out = sample_times(0.0, duration, 0.5)
-    return sc, BatchItem(prob, sc.integrator.method, t_out, duration, **integrator_kwargs(sc.integrator))
+    return sc, BatchItem(prob, sc.integrator.method, t_out, duration, **sc.integrator.kwargs())
 
 
 @pytest.fixture(scope="module")

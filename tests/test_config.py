@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hpcrail.config import ConfigError, config_hash, load_scenario
+from hpcrail.config import ConfigError, config_hash
+from hpcrail.kinds import load_scenario
 
 
 def test_train4_layout(configs_dir):

@@ -4,7 +4,7 @@ import pytest
 from numba import njit, uint64
 
 from hpcrail.models.couplers.hysteretic import connection_force
-from hpcrail.models.ltd.build import build_ltd
+from hpcrail.kinds.ltd.build import build_ltd
 from ltd_helpers import make_scenario, scenario_tree
 
 DRAFT = {"deflection_mm": [0, 10, 20, 40, 60, 80, 100, 120, 140, 160, 170],

@@ -5,10 +5,11 @@ eliminated) integrated tightly."""
 import numpy as np
 import pytest
 
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators import Problem, integrate
 from hpcrail.integrators import testproblems as tp
-from hpcrail.models.vertical.build import build_vertical, dae_form
+from hpcrail.kinds.vertical.build import build_vertical
+from hpcrail.models.vertical.build import dae_form
 from hpcrail.models.vertical.kernel import vertical_dae_rhs, vertical_rhs
 
 from conftest import CONFIGS

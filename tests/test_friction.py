@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcrail.config import ConfigError, load_scenario
-from hpcrail.models.couplers.friction import MODE_BREAK_NEG, MODE_BREAK_POS, MODE_STICK
+from hpcrail.config import ConfigError
+from hpcrail.kinds import load_scenario
+from hpcrail.models.couplers.dry_friction import MODE_BREAK_NEG, MODE_BREAK_POS, MODE_STICK
 from hpcrail.simulate import run_scenario
 
 S6 = "friction/startup_6.yaml"
@@ -106,7 +107,7 @@ def _literal_paper_algorithm(eta, dt, t_end):
     provisional stick set (|ė| < η), static forces by the generalised inverse (numpy pinv), release
     of the violators with T = T_sMax sign(T_s), repeat; Karnopp (relative offset kept);
     semi-implicit Euler with the modes frozen over the step."""
-    from hpcrail.models.couplers.friction import constraint_matrix
+    from hpcrail.models.couplers.dry_friction import constraint_matrix
 
     W = constraint_matrix(N)
     m = np.full(N, MASS)

@@ -7,7 +7,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hpcrail import cli
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
-from hpcrail.models.couplers.friction import (
+from hpcrail.models.couplers.dry_friction import (
     MODE_BREAK_NEG, MODE_BREAK_POS, MODE_OFF, MODE_STICK, SELECT_FAILED, constraint_matrix, delassus,
     rigid_clusters, select_contacts, static_friction_gi,
 )

@@ -4,10 +4,12 @@ metrics of train 2 agree across all methods at tight tolerances."""
 import numpy as np
 import pytest
 
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators import integrate, registry
 from hpcrail.models.ltd.jacobian import ltd_jacobian_pattern
-from hpcrail.simulate import ltd_problem, run_scenario, sample_times
+from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.results.sampling import sample_times
+from hpcrail.simulate import run_scenario
 
 from conftest import CONFIGS
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from hpcrail.config import ConfigError, load_scenario
+from hpcrail.config import ConfigError
+from hpcrail.kinds import load_scenario
 from hpcrail.models.couplers.kinematics import G_N, N_NS, coupler_parameter_array
 from hpcrail.models.couplers.ltd_noninertial import CP_MAXIT, CP_TOL, N_NC, NC_X, NW_STATS, ltd_noninertial_force
 from hpcrail.simulate import run_scenario

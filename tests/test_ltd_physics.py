@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from hpcrail.models.ltd.build import G, build_ltd
+from hpcrail.kinds.ltd.build import build_ltd
+from hpcrail.models.ltd.build import G
 from hpcrail.models.ltd.kernel import N_REC, REC_GRADE, REC_RESISTANCE, ltd_outputs
 from hpcrail.simulate import run_scenario
 from ltd_helpers import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
@@ -94,7 +95,7 @@ def test_train_on_a_grade_below_breakaway_does_not_creep(grade, rolls_back):
 def test_energy_balance_over_a_run(configs_dir):
     """Traction − resistance − brake − coupler work = ΔKE + ΔPE within 0.5 % (demo train: traction,
     dynamic brake, air brake to a stop, grades, a curve, hysteretic couplers and drawbars)."""
-    from hpcrail.config import load_scenario
+    from hpcrail.kinds import load_scenario
 
     sc, _ = load_scenario(configs_dir / "trains/demo.yaml")
     ds = run_scenario(sc)

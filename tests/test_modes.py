@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from hpcrail.analysis.modes import find_mode, linearisation_for, modes
 from hpcrail.analysis.spectrum import amplitude_spectrum, peak_frequencies
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.simulate import run_scenario
 
 COUPLERS = Path(__file__).resolve().parents[1] / "configs" / "couplers"

@@ -1,6 +1,6 @@
 """Parameters are runtime data: changing values, table sizes, train length or switching the air brake
 never triggers a new compilation (one specialisation per model type and method)."""
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators import driver
 from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
 from hpcrail.simulate import run_scenario

@@ -11,12 +11,15 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from hpcrail.config import ConfigError, load_scenario
-from hpcrail.models.ltd.build import build_ltd
+from hpcrail.config import ConfigError
+from hpcrail.kinds import load_scenario
+from hpcrail.kinds.ltd.build import build_ltd
 from hpcrail.models.ltd.kernel import ltd_rhs
 from hpcrail.partition.layout import automatic_boundaries, layout_from_blocks, rank_blocks, scenario_layout
 from hpcrail.partition.ltd import ltd_rhs_serial_ranges, ltd_rhs_threads, partitioned_params
-from hpcrail.results.metrics import METRICS
+from hpcrail.kinds.ltd.outputs import TRAIN_METRICS
+
+METRICS = [o.name for o in TRAIN_METRICS]
 from hpcrail.simulate import run_scenario
 from ltd_helpers import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
 
@@ -190,7 +193,7 @@ def test_threads_backend_from_the_cli_loads_cached_kernels(repo_root, tmp_path):
 
 
 def test_auto_backend_picks_serial_below_break_even(configs_dir):
-    from hpcrail.partition.run import choose_backend
+    from hpcrail.partition.layout import choose_backend
 
     sc, _ = load_scenario(configs_dir / "trains/train4.yaml")
     assert sc.partition.backend == "auto"
@@ -256,7 +259,8 @@ def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_s
 def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_dir):
     """Noninertial couplers (paper 002) need positions across blocks: backend threads/mpi is a config
     error naming the field and the kinds, and ``auto`` stays monolithic for such a train."""
-    from hpcrail.partition.run import choose_backend, has_noninertial
+    from hpcrail.kinds.ltd.couplers import unpartitionable_laws
+    from hpcrail.kinds.ltd.run import choose_backend
 
     train = configs_dir / "trains" / "noninertial_curve_100.yaml"
     with pytest.raises(ConfigError) as ei:
@@ -264,5 +268,5 @@ def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_di
     msgs = [str(i) for i in ei.value.issues]
     assert any("partition.backend" in m and "noninertial" in m and "use backend off" in m for m in msgs), msgs
     sc, _ = load_scenario(train, ["partition.auto_min_vehicles=2"])
-    assert has_noninertial(sc)
-    assert choose_backend(sc.partition, 100, threads=2, noninertial=True) == "off"
+    assert unpartitionable_laws(sc) == ["noninertial"]
+    assert choose_backend(sc, threads=2) == "off"

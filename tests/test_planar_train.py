@@ -6,14 +6,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcrail.config import ConfigError, load_scenario
+from hpcrail.config import ConfigError
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators import Problem, integrate
 from hpcrail.models.couplers.kinematics import (
     CP_A0, CP_ISH, CP_KB, CP_KR, CP_KRR, CP_LG, CP_LR0, CP_LS, CP_MS, CP_MSH, G_L, G_N, coupler_geometry,
     coupler_newton,
 )
-from hpcrail.models.couplers.planar_build import build_planar, car_positions
-from hpcrail.models.couplers.planar_kernel import planar_observe, planar_rhs
+from hpcrail.kinds.planar_train.build import build_planar
+from hpcrail.models.planar_train.build import car_positions
+from hpcrail.models.planar_train.kernel import planar_observe, planar_rhs
 from hpcrail.models.track.geometry import track_point
 from hpcrail.simulate import run_scenario
 

@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from hpcrail.config import load_scenario
-from hpcrail.results.dataset import SERIES
-from hpcrail.results.metrics import METRICS
+from hpcrail.kinds import load_scenario
+from hpcrail import kinds
+from hpcrail.kinds.ltd.outputs import TRAIN_METRICS
+
+METRICS = [o.name for o in TRAIN_METRICS]
+LTD = kinds.get("ltd")
 from hpcrail.results.store import write_dataset
 from hpcrail.simulate import run_scenario
 
@@ -35,8 +38,8 @@ def test_zarr_round_trip_schema(demo, tmp_path):
     assert back.vehicle_type.values[0] == "loco" and set(back.connection_type.values) == {"autocoupler", "drawbar"}
     for name in ("position", "speed", "acceleration", "coupler_force", "coupler_deflection", "notch",
                  "brake_cylinder_pressure"):
-        assert back[name].dims == SERIES[name][0]
-        assert back[name].attrs["units"] == SERIES[name][1]
+        assert back[name].dims == LTD.output(name).dims
+        assert back[name].attrs["units"] == LTD.output(name).units
     for name in METRICS:
         assert name in back and back[name].ndim == 0
     for name, var in back.variables.items():
@@ -49,7 +52,7 @@ def test_zarr_round_trip_schema(demo, tmp_path):
     # the stored canonical config re-creates the same scenario
     import yaml
     from hpcrail.config import config_hash
-    from hpcrail.config.scenario import Scenario
+    from hpcrail.kinds.ltd.schema import Scenario
     assert config_hash(Scenario.model_validate(yaml.safe_load(back.attrs["config_yaml"]))) == back.attrs["config_hash"]
 
 

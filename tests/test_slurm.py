@@ -12,7 +12,9 @@ import pytest
 import xarray as xr
 
 from hpcrail.config import ConfigError
-from hpcrail.results.metrics import METRICS
+from hpcrail.kinds.ltd.outputs import TRAIN_METRICS
+
+METRICS = [o.name for o in TRAIN_METRICS]
 from hpcrail.slurm.site import load_site_config, render_job_script
 
 ROOT = Path(__file__).resolve().parents[1]

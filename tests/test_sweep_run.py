@@ -17,7 +17,7 @@ from sweep_helpers import DEMO, ROOT, assert_same_results, load_results, write_s
 
 import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
 from hpcrail.analysis import open_sweep
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.simulate import run_scenario
 from hpcrail.sweep.runner import SweepMismatchError, run_sweep
 from hpcrail.sweep.store import read_state

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sweep_helpers import DEMO, ROOT, write_spec
 
-from hpcrail.config import ConfigError, config_hash, load_document, load_scenario
+from hpcrail.config import ConfigError, config_hash, load_document
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators import registry
 from hpcrail.sweep.spec import _levels, design_values, expand, load_spec, overlay_document
 
@@ -111,7 +112,7 @@ def test_integer_rounding(tmp_path):
         if c % 2:
             assert "even count" in p.error and p.id.startswith("x")
         else:
-            assert p.n_vehicles == 1 + c + 1
+            assert p.sizes["vehicle"] == 1 + c + 1
 
 
 def test_invalid_overrides_are_kept_with_their_error(tmp_path):

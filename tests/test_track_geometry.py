@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from hpcrail.config import load_scenario
-from hpcrail.config.planar_train import DEGREE_OF_CURVE_RADIUS_M
+from hpcrail.kinds import load_scenario
+from hpcrail.kinds.planar_train.schema import DEGREE_OF_CURVE_RADIUS_M
 from hpcrail.models.track.geometry import build_track_table, exact_theta_kappa_cant, sections_from_spec, track_point
 
 

@@ -8,10 +8,18 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.linalg import eig, eigh, expm
 
-from hpcrail.config import load_scenario
+from hpcrail.kinds import load_scenario
 from hpcrail.integrators.statespace import discretise, recurrence_lti, run_lti
-from hpcrail.kinds.vertical import solve
-from hpcrail.models.vertical.build import build_vertical, dae_form
+from hpcrail import kinds
+from hpcrail.kinds.vertical.build import build_vertical
+from hpcrail.kinds.vertical.run import solve, vertical_result
+from hpcrail.models.vertical.build import dae_form
+from hpcrail.results.dataset import build_dataset
+
+
+def vertical_dataset(sc, model, sol):
+    """The run dataset of a solution (the kind's outputs through the one dataset builder)."""
+    return build_dataset(kinds.get("vertical"), sc, vertical_result(sc, model, sol))
 from hpcrail.models.vertical.kernel import vertical_dae_rhs, vertical_inputs, vertical_observe, vertical_rhs
 
 G = 9.81
@@ -365,8 +373,6 @@ def test_hertz_contact_loses_contact_without_pulling():
     model = build_vertical(sc)
     sol = solve(model, sc.integrator, 0.3, 0.005)
     assert sol.status.success
-    from hpcrail.results.vertical import vertical_dataset
-
     ds = vertical_dataset(sc, model, sol)
     assert float(ds.min_wheel_load) == 0.0
     assert float(ds.max_wheel_unloading_ratio) == pytest.approx(1.0)
@@ -383,7 +389,7 @@ def _wheelset_on_hertz(method, step=None, **it):
     """A quarter vehicle with a wheelset on a Hertz contact and track damping, as an element list
     (no per-model code): a nonlinear model whose modes are all reasonably damped."""
     from hpcrail.config.loading import Document, validate
-    from hpcrail.config.vertical import VerticalScenario, check_vertical
+    from hpcrail.kinds.vertical.schema import VerticalScenario, check_vertical
 
     tree = {
         "model": "vertical", "name": "wheelset_on_hertz",

@@ -12,9 +12,11 @@ from scipy.linalg import expm
 from typer.testing import CliRunner
 
 from hpcrail.cli import app
-from hpcrail.config import ConfigError, load_scenario
-from hpcrail.kinds.vertical import run_realisations, run_vertical, solve
-from hpcrail.models.vertical.build import build_vertical
+from hpcrail.config import ConfigError
+from hpcrail.kinds import load_scenario
+from hpcrail.kinds.vertical.run import run_realisations, solve
+from hpcrail.simulate import run_scenario as run_vertical
+from hpcrail.kinds.vertical.build import build_vertical
 
 ROOT = Path(__file__).resolve().parents[1]
 QUARTER = ROOT / "configs/vertical/quarter_vehicle.yaml"
@@ -89,7 +91,7 @@ def test_dataset_conventions_and_delays():
 def test_psd_track_inputs_follow_the_component():
     """The kernel's rail input under each wheel is the synthesised profile at s = V t + x_j − x_lead
     (the component's own interpolation), with the fade-in from the leading wheel's start."""
-    from hpcrail.models.vertical.build import build_profile
+    from hpcrail.kinds.vertical.build import build_profile
 
     sc, _ = load_scenario(TRACK, ["simulation.duration_s=3"])
     ds = run_vertical(sc)

@@ -24,7 +24,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from hpcrail.config import load_scenario  # noqa: E402
+from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.models.ltd.build import G, KMH, build_ltd  # noqa: E402
 
 TRAINS = {

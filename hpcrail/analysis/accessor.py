@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from hpcrail.results.metrics import METRICS
-from hpcrail.sweep.store import SUCCESS
+from hpcrail.results.outputs import SUCCESS
 
 
 def as_strings(da: xr.DataArray) -> np.ndarray:
@@ -43,8 +42,10 @@ class HpcrailAccessor:
 
     @property
     def metrics(self) -> list[str]:
-        """Names of the benchmark metrics present (paper 000 Tables 1-2)."""
-        return [m for m in METRICS if m in self._ds]
+        """Names of the headline metrics present (variables of role ``metric``: what the scenario's model
+        kind declares as its metrics, e.g. the benchmark metrics of Bosso et al. 2024 for trains or the
+        ride-comfort metrics of a vertical vehicle)."""
+        return [n for n, v in self._ds.data_vars.items() if v.attrs.get("role") == "metric"]
 
     def indexed(self) -> xr.Dataset:
         """The dataset indexed by the swept parameters (a pandas MultiIndex along ``scenario``;
@@ -85,7 +86,8 @@ class HpcrailAccessor:
     def metrics_table(self, display_units: bool = True, only_completed: bool = False) -> pd.DataFrame:
         """One row per scenario: its id, parameters, status, run statistics and metrics.
 
-        ``display_units``: metrics in km/h, kN, mm (column names say the unit) instead of SI.
+        ``display_units``: metrics in their display units (km/h, kN, mm …: the column names say the unit)
+        instead of SI.
         """
         ds = self.completed() if only_completed else self._ds
         cols: dict = {}
@@ -100,11 +102,11 @@ class HpcrailAccessor:
         for name in ("wall_time", "nsteps", "nfev"):
             if name in ds:
                 cols[name] = np.atleast_1d(np.asarray(ds[name].values))
-        for name, (units, _ln, disp, fac) in METRICS.items():
-            if name not in ds:
-                continue
+        for name in self.metrics:
+            a = ds[name].attrs
+            units, disp, fac = a.get("units", ""), a.get("display_units", ""), float(a.get("display_scale", 1.0))
             v = np.atleast_1d(np.asarray(ds[name].values))
-            if display_units and disp:
+            if display_units and disp and disp != "1":
                 cols[f"{name} [{disp}]"] = v * fac
             else:
                 cols[name if units in ("1", "") else f"{name} [{units}]"] = v
@@ -116,8 +118,10 @@ class HpcrailAccessor:
         t = self.metrics_table(display_units=True, only_completed=True)
         rows = []
         params = self.parameters
+        metrics = self.metrics
         for col in t.columns:
-            if not any(col.startswith(m) for m in METRICS) or col.endswith("_coupler"):
+            if col.split(" [")[0] not in metrics or self._ds[col.split(" [")[0]].attrs.get("units") == "1" \
+                    and np.issubdtype(self._ds[col.split(" [")[0]].dtype, np.integer):
                 continue
             s = pd.to_numeric(t[col], errors="coerce")
             if s.notna().sum() == 0:

@@ -11,9 +11,9 @@ and velocities v (q̇ = A_qv v, v̇ = A_vq q + A_vv v; other states are frozen):
 * **damped eigenvalues** — the eigenvalues λ of the first-order system: f_n = |λ|/2π,
   ζ = −Re λ/|λ|, damped frequency |Im λ|/2π.
 
-Scenario kinds register a function ``fn(scenario, at) -> Linearisation`` with
-:func:`register_linearisation`; ``hpcrail modes`` uses it.  Sources: Genta, *Vibration Dynamics and
-Control* (2009) §§1-4 (state-space eigenproblem, modal damping); paper 002 §9.2.
+A model kind provides ``linearisation(scenario, at) -> Linearisation`` in its descriptor
+(:class:`hpcrail.kinds.descriptor.ModelKind`); ``hpcrail modes`` uses it.  Sources: Genta, *Vibration Dynamics and
+Control* (2009) §§1-4 (state-space eigenproblem, modal damping); Massa et al. 2012 §9.2.
 """
 from __future__ import annotations
 
@@ -22,22 +22,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-_LINEARISATIONS: dict[str, Callable] = {}
-
-
-def register_linearisation(kind: str, fn: Callable) -> None:
-    """``fn(scenario, at: float) -> Linearisation`` for scenario kind ``kind``."""
-    _LINEARISATIONS[kind] = fn
-
-
 def linearisation_for(sc, at: float = 0.0) -> "Linearisation":
-    """The linearisation of a validated scenario at time ``at`` [s]; raises ``KeyError`` if its kind
-    has none registered."""
-    kind = getattr(sc, "model", "ltd")
-    if kind not in _LINEARISATIONS:
-        raise KeyError(f"scenario model {kind!r} has no linearisation for modal analysis "
-                       f"(available: {', '.join(sorted(_LINEARISATIONS)) or 'none'})")
-    return _LINEARISATIONS[kind](sc, at)
+    """The linearisation of a validated scenario at time ``at`` [s] from its kind's descriptor
+    (``ModelKind.linearisation``); raises ``KeyError`` naming the kinds that have one if its kind has
+    none."""
+    from hpcrail import kinds
+
+    kind = kinds.of(sc)
+    if kind.linearisation is None:
+        have = [k for k in kinds.names() if kinds.get(k).linearisation is not None]
+        raise KeyError(f"scenario model {kind.name!r} has no linearisation for modal analysis "
+                       f"(available: {', '.join(have) or 'none'})")
+    return kind.linearisation(sc, at)
 
 
 @dataclasses.dataclass

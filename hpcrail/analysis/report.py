@@ -1,4 +1,6 @@
-"""Sweep report: PNG plots of every metric against every swept parameter, and a failure map.
+"""Sweep report: PNG plots of every metric (the variables of role ``metric`` its model kind declares)
+against every swept parameter, and a failure map.  Labels come from the declarations stored with
+each variable (``long_name``, display units).
 
 ``hpcrail report STUDY.zarr`` calls :func:`write_report` and prints the summary table of
 :meth:`hpcrail.analysis.accessor.HpcrailAccessor.summary`.
@@ -12,7 +14,6 @@ import numpy as np
 import xarray as xr
 
 from hpcrail.analysis.accessor import SUCCESS, as_strings
-from hpcrail.results.metrics import METRICS
 
 #: at most this many parameter pairs in the failure map
 MAX_PAIRS = 6
@@ -35,8 +36,12 @@ def _label(ds: xr.Dataset, p: str) -> str:
 def _metric_figure(ds, metric: str, params: list[str], ok: np.ndarray, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    units, long_name, disp, fac = METRICS[metric]
-    y = np.asarray(ds[metric].values, float) * (fac if disp else 1.0)
+    a = ds[metric].attrs
+    units, long_name = a.get("units", ""), a.get("long_name", metric)
+    disp = a.get("display_units", units)
+    disp = "" if disp == "1" else disp
+    fac = float(a.get("display_scale", 1.0))
+    y = np.asarray(ds[metric].values, float) * fac
     n = len(params)
     ncol = min(n, 3)
     nrow = int(np.ceil(n / ncol))
@@ -53,12 +58,13 @@ def _metric_figure(ds, metric: str, params: list[str], ok: np.ndarray, path: Pat
         if ds[p].attrs.get("sweep_source") in ("logspace", "loguniform", "lognormal") and np.all(x[ok] > 0):
             ax.set_xscale("log")
         ax.set_xlabel(_label(ds, p))
-        ax.set_ylabel(f"{metric} [{disp or units}]")
+        ax.set_ylabel(f"{long_name} [{disp}]" if disp else long_name)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7)
-    fig.suptitle(f"{long_name}\n({int(ok.sum())} completed of {ok.size} scenarios)", fontsize=10)
+    fig.suptitle(f"{metric}: {a.get('description', long_name)}\n({int(ok.sum())} completed of {ok.size} scenarios)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -121,7 +127,7 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
     params = ds.hpcrail.parameters
     if not params:
         raise ValueError("not a sweep store: no swept parameter coordinates")
-    metrics = [m for m in (metrics or list(METRICS)) if m in ds]
+    metrics = [m for m in (metrics or ds.hpcrail.metrics) if m in ds and ds[m].dims == ("scenario",)]
     keep = list(dict.fromkeys(metrics + ["status", "done"]))
     sub = ds[keep].load()
     status = as_strings(sub["status"])

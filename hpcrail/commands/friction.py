@@ -1,4 +1,5 @@
-"""``hpcrail friction-report``: figures like paper 003 Figs 3-5 and a short report of a friction run."""
+"""``hpcrail friction-report``: figures like Oprea 2018 Figs 3-5 and a short report of a friction run (the
+LTD kind's ``friction`` run figure)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,14 +15,14 @@ def friction_report(store: Path = typer.Argument(..., help="result store (zarr) 
                     out: Optional[Path] = typer.Option(None, "-o", "--out", help="output directory "
                                                        "(default: STORE name + '_report')"),
                     coupler: int = typer.Option(4, "--coupler",
-                                                help="connection of the force figure (paper 003 Fig 5: 4)"),
+                                                help="connection of the force figure (Oprea 2018 Fig 5: 4)"),
                     t_max: Optional[float] = typer.Option(None, "--t-max", help="end of the time axis [s]")):
-    """Write relative velocities, relative displacements and one connection force as PNG (paper 003
+    """Write relative velocities, relative displacements and one connection force as PNG (Oprea 2018
     Figs 3-5), and report.md: stick/slip events and the check of the final stationary phase."""
     import numpy as np
     import xarray as xr
 
-    from hpcrail.analysis.friction import friction_figures, stationary_check
+    from hpcrail.kinds.ltd.figures import friction_figures, stationary_check
 
     if not store.exists():
         err_console.print(f"[bold red]error:[/] {store}: no such result store", highlight=False)

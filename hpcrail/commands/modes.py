@@ -22,7 +22,7 @@ def modes(scenario: Path = typer.Argument(..., help="scenario YAML"),
     """Natural frequencies [Hz], damping ratios and mode shapes of the linearised model."""
     from hpcrail.analysis.modes import linearisation_for
     from hpcrail.analysis.modes import modes as compute_modes
-    from hpcrail.config import load_scenario
+    from hpcrail.kinds import load_scenario
 
     try:
         sc, _doc = load_scenario(scenario, set_)

@@ -158,15 +158,15 @@ def report(store: Path = typer.Argument(..., help="study store (zarr)"),
 
     import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
     from hpcrail.analysis.report import write_report
-    from hpcrail.results.metrics import METRICS
 
     st = _state_or_exit(store)
-    bad = [m for m in metric if m not in METRICS]
+    ds = xr.open_zarr(store, consolidated=True)
+    allowed = ds.hpcrail.metrics
+    bad = [m for m in metric if m not in allowed]
     if bad:
-        err_console.print(f"[bold red]error:[/] unknown metric {', '.join(bad)}; allowed: {', '.join(METRICS)}",
+        err_console.print(f"[bold red]error:[/] unknown metric {', '.join(bad)}; allowed: {', '.join(allowed)}",
                           highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
-    ds = xr.open_zarr(store, consolidated=True)
     summ = ds.hpcrail.summary()
     from hpcrail.sweep.store import counts
 

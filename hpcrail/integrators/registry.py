@@ -1,27 +1,22 @@
 """Integrators register by name; scenario configs select them by that name (``integrator.method``).
 
-A :class:`MethodInfo` describes one method: its numba kernel (contract in
-:mod:`hpcrail.integrators.contract`), whether it is adaptive or implicit, its order, the size of
-its solver state and its named options (stored in ``settings[6:]``).  Aliases map the names used in
-the papers and in MATLAB/scipy (``ode45``, ``ode15s``, ``radau``) to hpcrail's names.  Several
-names may share one kernel with different option defaults (one compilation for all of them).
+The names, aliases, options and properties of the built-in methods are data in the catalogue
+:mod:`hpcrail.config.integrator` (read by config validation without importing numba); this module
+binds every catalogue entry to its numba kernel and state-size function.  A :class:`MethodInfo`
+describes one method: its kernel (contract in :mod:`hpcrail.integrators.contract`), whether it is
+adaptive or implicit, its order, the size of its solver state and its named options (stored in
+``settings[6:]``).  Several names may share one kernel with different option defaults (one
+compilation for all of them).
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Callable
 
+from hpcrail.config.integrator import METHODS, Option
 
-@dataclasses.dataclass(frozen=True)
-class Option:
-    """A method option: position in ``settings[6:]``, default and allowed range."""
-
-    index: int
-    default: float
-    low: float
-    high: float
-    description: str
-    internal: bool = False   #: fixed by the method's name (one kernel, several methods): not settable
+__all__ = ["Option", "MethodInfo", "register", "canonical_name", "get", "method_names", "aliases_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,72 +69,18 @@ def aliases_of(name: str) -> list[str]:
     return sorted(a for a, k in _ALIASES.items() if k == key)
 
 
-def _register_builtin() -> None:
-    from hpcrail.integrators.bdf import bdf, bdf_state_size
-    from hpcrail.integrators.explicit import abm4, abm_state_size, dopri5, explicit_state_size, rk4
-    from hpcrail.integrators.implicit import esdirk, esdirk_state_size, linear_euler, linear_euler_state_size
-    from hpcrail.integrators.radau import radau5, radau_state_size
+def _resolve(ref: str) -> Callable:
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
-    newton = {
-        "newton_tol": Option(2, 0.0, 0.0, 1.0, "Newton convergence tolerance on the scaled norm (0 = "
-                             "max(10 u/rtol, min(0.03, sqrt(rtol))))"),
-        "newton_maxiter": Option(3, 0.0, 0.0, 50.0, "maximum Newton iterations per solve (0 = method default)"),
-        "jacobian_updates": Option(4, 2.0, 0.0, 10.0, "Jacobian re-evaluations at the current iterate allowed "
-                                   "inside one stalled Newton solve (semi-smooth Newton for non-smooth models; "
-                                   "0 = simplified Newton only)"),
-    }
-    register(MethodInfo("rk4", rk4, adaptive=False, order=4, state_size=explicit_state_size,
-                        description="classical Runge-Kutta, fixed step, Hermite dense output",
-                        source="HNW I §II.1; paper 004 §4"))
-    register(MethodInfo("abm4", abm4, adaptive=False, order=4, state_size=abm_state_size,
-                        description="Adams-Bashforth-Moulton 4 predictor-corrector PE(CE)^m, fixed step, RK4 start",
-                        options={"corrector_iterations": Option(0, 1.0, 1.0, 10.0, "corrector evaluations m "
-                                                                "(1 = PECE)")},
-                        source="HNW I §III.1; paper 004 eq (32)"),
-             aliases=("abm", "adams"))
-    register(MethodInfo("dopri5", dopri5, adaptive=True, order=5, state_size=explicit_state_size,
-                        description="Dormand-Prince 5(4), adaptive, 4th-order dense output",
-                        source="Dormand & Prince 1980; HNW I §II.5"),
-             aliases=("ode45", "rk45"))
-    bdf_opts = dict(newton)
-    bdf_opts["max_order"] = Option(0, 5.0, 1.0, 5.0, "highest order used (1-5)")
-    ndf_opts = dict(bdf_opts)
-    bdf_opts["ndf"] = Option(1, 0.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
-    ndf_opts["ndf"] = Option(1, 1.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
-    register(MethodInfo("bdf", bdf, adaptive=True, order=5, state_size=bdf_state_size, implicit=True,
-                        description="variable-order (1-5) variable-step BDF, quasi-constant step, Newton on "
-                                    "the sparse Jacobian; index-1 DAEs with a diagonal mass matrix",
-                        options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; paper 000"))
-    register(MethodInfo("ndf", bdf, adaptive=True, order=5, state_size=bdf_state_size, implicit=True,
-                        description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
-                        options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); papers 000, 004"),
-             aliases=("ode15s",))
-    for name, scheme, adaptive, order, desc, aliases, src in (
-            ("implicit_euler", 0, False, 1, "implicit (backward) Euler, fixed step, Newton", ("backward_euler",),
-             "HNW II §IV.3; paper 001"),
-            ("trapezoidal", 1, False, 2, "trapezoidal rule (Crank-Nicolson), fixed step, Newton",
-             ("trapezoid", "crank_nicolson"), "HNW II §IV.3"),
-            ("trbdf2", 2, True, 2, "TR-BDF2 (L-stable ESDIRK), adaptive, embedded error estimate", ("ode23tb",),
-             "Hosea & Shampine 1996 (MATLAB ode23tb)"),
-            ("esdirk3", 3, True, 3, "ESDIRK 3(2), 4 stages, L-stable, stiffly accurate, adaptive", ("kvaerno3",),
-             "Kværnø, BIT 44 (2004) 489-502")):
-        opts = dict(newton)
-        opts["scheme"] = Option(0, float(scheme), 0.0, 3.0, "ESDIRK tableau", internal=True)
-        register(MethodInfo(name, esdirk, adaptive=adaptive, order=order, state_size=esdirk_state_size,
-                            implicit=True, description=desc, options=opts, source=src), aliases=aliases)
-    register(MethodInfo("linear_implicit_euler", linear_euler, adaptive=False, order=1,
-                        state_size=linear_euler_state_size, implicit=True,
-                        options={"jacobian_every": Option(0, 0.0, 0.0, 1e9, "re-evaluate and refactorise the "
-                                                          "Jacobian every k steps (0 = once, paper 001)")},
-                        description="state-space implicit-Euler recurrence: Jacobian factorised once "
-                                    "(exact implicit Euler for linear systems)",
-                        source="paper 001 eq (12)"),
-             aliases=("state_space_euler", "linearly_implicit_euler"))
-    register(MethodInfo("radau5", radau5, adaptive=True, order=5, state_size=radau_state_size, implicit=True,
-                        description="Radau IIA order 5 (3-stage, L-stable), simplified Newton with complex "
-                                    "splitting; index-1 DAEs with a diagonal mass matrix",
-                        options=dict(newton), source="Hairer & Wanner 1996 (RADAU5); scipy Radau"),
-             aliases=("radau", "radau_iia"))
+
+def _register_builtin() -> None:
+    """Bind every catalogue entry to its kernel; an entry whose kernel does not exist fails here."""
+    for spec in METHODS.values():
+        register(MethodInfo(spec.name, _resolve(spec.kernel), adaptive=spec.adaptive, order=spec.order,
+                            state_size=_resolve(spec.state_size), description=spec.description,
+                            implicit=spec.implicit, options=dict(spec.options), source=spec.source),
+                 aliases=spec.aliases)
 
 
 _register_builtin()

@@ -94,7 +94,7 @@ def layout_from_blocks(n_vehicles: int, n_blocks: int) -> Layout:
 
 
 def partition_issues(spec, n_vehicles: int) -> list[tuple]:
-    """Problems of a ``partition:`` block (:class:`hpcrail.config.scenario.PartitionSpec`) for a consist
+    """Problems of a ``partition:`` block (:class:`hpcrail.kinds.ltd.schema.PartitionSpec`) for a consist
     of ``n_vehicles``: a list of ``(location tuple, message, value, allowed)``."""
     issues = []
     if spec.boundary_vehicles is not None:
@@ -137,3 +137,25 @@ def rank_blocks(n_blocks: int, n_ranks: int) -> list[tuple[int, int]]:
         raise ValueError(f"{n_ranks} MPI ranks but only {n_blocks} blocks of hidden vehicles: give "
                          f"partition.blocks >= {n_ranks} or start fewer ranks")
     return [(r * n_blocks // n_ranks, (r + 1) * n_blocks // n_ranks) for r in range(n_ranks)]
+
+
+def thread_count(requested: int | None) -> int:
+    """Threads for the thread backend: ``requested`` capped at numba's pool size (NUMBA_NUM_THREADS)."""
+    from hpcrail import _numba  # noqa: F401  (threading set-up before numba reads its configuration)
+    import numba
+
+    pool = numba.config.NUMBA_NUM_THREADS
+    return max(1, min(requested or pool, pool))
+
+
+def choose_backend(spec, n_vehicles: int, threads: int | None = None) -> str:
+    """``off``, ``threads`` or ``mpi`` for a ``partition:`` block (:class:`hpcrail.kinds.ltd.schema.PartitionSpec`).
+
+    ``auto`` runs monolithic below ``auto_min_vehicles`` vehicles (docs/performance.md) or with a
+    single thread, and on threads otherwise (the LTD kind also keeps consists with laws the blocks
+    do not evaluate monolithic).
+    """
+    if spec.backend != "auto":
+        return spec.backend
+    nthr = thread_count(spec.threads if threads is None else threads)
+    return "threads" if n_vehicles >= spec.auto_min_vehicles and nthr > 1 else "off"

@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
-from hpcrail.models.ltd.build import ACC_OFFROUTE, LTDParams
+from hpcrail.models.couplers.envelope import ACC_OFFROUTE
+from hpcrail.models.ltd.build import LTDParams
 from hpcrail.models.ltd.kernel import driver_command, ltd_eval_range, ltd_observe_range, observe_combine
 from hpcrail.partition.layout import Layout
 
@@ -209,7 +210,4 @@ def ltd_rhs_serial_ranges(t, y, pp, dydt):
     sum_power(pp, dydt)
 
 
-def thread_count(requested: int | None) -> int:
-    """Threads for the thread backend: ``requested`` capped at numba's pool size (NUMBA_NUM_THREADS)."""
-    pool = numba.config.NUMBA_NUM_THREADS
-    return max(1, min(requested or pool, pool))
+from hpcrail.partition.layout import thread_count  # noqa: E402,F401  (re-exported)

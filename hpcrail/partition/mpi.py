@@ -23,7 +23,7 @@ from numba import njit, types
 from hpcrail._numba import JIT
 from hpcrail.partition.ltd import eval_one_range, range_start_position, sum_power
 from hpcrail.models.ltd.kernel import driver_command, ltd_observe_range, observe_combine
-from hpcrail.models.ltd.build import ACC_OFFROUTE
+from hpcrail.models.couplers.envelope import ACC_OFFROUTE
 
 
 class MPIUnavailable(RuntimeError):
@@ -126,7 +126,7 @@ def gather_metrics(comm, acc: np.ndarray, layout, block_groups, n_head: int) -> 
     the coupler, global extremes (and the time of the largest draft/buff force) over ranks.
     ``n_head``: number of scalar slots before the per-coupler entries.  Returns the combined
     accumulator on rank 0, ``None`` elsewhere."""
-    from hpcrail.models.ltd.build import ACC_FMAX, ACC_FMIN, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN
+    from hpcrail.models.couplers.envelope import ACC_FMAX, ACC_FMIN, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN
 
     all_acc = comm.gather(acc, root=0)
     if comm.rank != 0:

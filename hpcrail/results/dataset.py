@@ -1,172 +1,151 @@
-"""The result dataset schema shared by ``hpcrail run`` and ``hpcrail sweep``.
+"""The one builder of run datasets (``hpcrail run``, ``hpcrail sweep``, the Python API), for every kind.
 
-Dimensions ``time`` [s], ``vehicle`` (1..N, head first), ``coupler`` (1..N−1, head to tail; coupler k
-joins vehicles k and k+1).  Forces are + draft / − buff.  Every variable and coordinate carries CF
-``units`` and ``long_name``; the dataset carries provenance attributes (software, git commit, host,
-canonical config YAML and its hash, integrator and statistics, wall time).
+A kind's run returns a :class:`~hpcrail.results.outputs.RunResult` — plain arrays of the outputs it
+declares — and :func:`build_dataset` makes the xarray Dataset: dimension ``time`` [s] for series,
+the kind's dimensions (``vehicle``, ``coupler``, ``body`` …) with their coordinates, every declared
+output with its CF ``units``, ``long_name`` and hpcrail attributes, the run outputs (``status``,
+``message``, ``wall_time``, ``nsteps`` …) and, once, the provenance and configuration attributes.
 
-Scalar variables that every run has — the benchmark metrics, ``status``, ``message``,
-``wall_time``, ``compile_time``, ``nsteps``, ``nfev`` … — are the variables a sweep stacks along its
-``scenario`` dimension.
+It checks that every output the kind declares for the scenario is present with its declared
+dimensions, that nothing undeclared is there, and that a completed run has finite values wherever
+the declaration does not say NaN is legitimate; any mismatch raises
+:class:`~hpcrail.results.outputs.OutputError` naming the kind and the output (a sweep records the
+scenario as ``error`` with that message).
 """
 from __future__ import annotations
 
 import numpy as np
 import xarray as xr
 
-from hpcrail.results.metrics import METRICS
+from hpcrail.results.outputs import RUN_OUTPUTS, OutputError, RunResult
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
-#: time-series variables: name -> (dims, units, long_name)
-SERIES = {
-    "position": (("time", "vehicle"), "m", "position of the vehicle centre along the route"),
-    "speed": (("time", "vehicle"), "m s-1", "vehicle speed"),
-    "acceleration": (("time", "vehicle"), "m s-2", "vehicle acceleration"),
-    "coupler_force": (("time", "coupler"), "N", "in-train force (+ draft, - buff)"),
-    "coupler_deflection": (("time", "coupler"), "m", "connection extension incl. slack (+ draft, - buff)"),
-    "tractive_force": (("time", "vehicle"), "N", "traction (+) / dynamic-brake force on the vehicle"),
-    "brake_force": (("time", "vehicle"), "N", "air-brake force on the vehicle (opposes motion)"),
-    "resistance_force": (("time", "vehicle"), "N", "running and curving resistance on the vehicle (eq 6)"),
-    "grade_force": (("time", "vehicle"), "N", "grade force on the vehicle (- uphill)"),
-    "brake_cylinder_pressure": (("time", "vehicle"), "Pa", "brake-cylinder pressure"),
-    "notch": (("time",), "1", "applied notch (+ traction, - dynamic brake), after the rate limit"),
-    "notch_command": (("time",), "1", "driver's notch command (+ traction, - dynamic brake)"),
-    "brake_command": (("time",), "1", "driver's air-brake demand (fraction of full service)"),
-    # dry-friction draft gears (paper 003), present when the consist has friction connections
-    "friction_force": (("time", "coupler"), "N", "dry-friction part of the in-train force (+ draft)"),
-    "relative_velocity": (("time", "coupler"), "m s-1",
-                          "connection extension rate v_k - v_k+1 (+ draft: vehicles moving apart)"),
-    "friction_mode": (("time", "coupler"), "1", "friction mode: 0 none/inside the slack, 1 stick, "
-                      "+2/-2 slip in draft/buff direction, +3/-3 break-away (slip selected inside the "
-                      "stick band); regularised treatment: 1 inside the stick band, else +2/-2"),
-    # ---- planar cars (model planar_train) ----
-    "lateral_displacement": (("time", "vehicle"), "m",
-                             "lateral offset of the centre of gravity from the track centre line (+ left)"),
-    "yaw_angle": (("time", "vehicle"), "rad", "car-body yaw relative to the track tangent (+ counter-clockwise)"),
-    "lateral_acceleration": (("time", "vehicle"), "m s-2",
-                             "lateral acceleration of the centre of gravity, centripetal part included (+ left)"),
-    "load_transfer_ratio": (("time", "vehicle"), "1", "quasi-static wheel-load transfer dQ/Q from the unbalanced "
-                            "lateral acceleration at the centre-of-gravity height (+ onto the right rail)"),
-    # ---- couplers with kinematic degrees of freedom (paper 002) ----
-    "slider_displacement": (("time", "coupler", "coupler_end"), "m",
-                            "draft-gear/EOC slider displacement d_d relative to the car (+ outward = draft)"),
-    "slider_displacement_rate": (("time", "coupler", "coupler_end"), "m s-1", "rate of the slider displacement"),
-    "shank_angle": (("time", "coupler", "coupler_end"), "rad",
-                    "coupler shank angle alpha relative to the car axis (+ counter-clockwise)"),
-    "shank_angle_rate": (("time", "coupler", "coupler_end"), "rad s-1", "rate of the shank angle"),
-    "draft_gear_force": (("time", "coupler", "coupler_end"), "N", "draft-gear force k_B d_d + c_B d_d' (+ draft)"),
-    "knuckle_displacement": (("time", "coupler"), "m",
-                             "knuckle spring displacement along the coupler line (+ draft)"),
-    "knuckle_displacement_rate": (("time", "coupler"), "m s-1", "rate of the knuckle displacement"),
-}
-
-#: per-coupler results of friction draft gears (paper 003): name -> (units, long_name)
-FRICTION_COUPLER = {
-    "stick_phases": ("1", "number of stick phases (stays inside the stick band lasting at least "
-                     "friction.stick_min_duration_s), over every step"),
-    "stick_time": ("s", "total time spent in stick phases"),
-    "final_deflection": ("m", "connection extension at the end of the run (stationary deflection)"),
-    "final_coupler_force": ("N", "in-train force at the end of the run"),
-}
-
-#: run-level scalars of friction draft gears
-FRICTION_SCALARS = {
-    "friction_work": ("J", "energy absorbed by the dry-friction elements (incl. the stick velocity projection)"),
-    "n_events": ("1", "stick/slip events (event-driven treatment; 0 when regularised)"),
-    "n_mode_changes": ("1", "connection mode changes (event-driven treatment)"),
-}
-
-#: the log of connection mode changes (event-driven treatment), dimension ``mode_change``
-MODE_CHANGES = {
-    "mode_change_time": ("s", "time of the mode change"),
-    "mode_change_coupler": ("1", "coupler number of the mode change"),
-    "mode_change_mode": ("1", "new mode: 0 none/inside the slack, 1 stick, +2/-2 slip draft/buff, "
-                         "+3/-3 break-away draft/buff"),
-}
-
-#: coupler ends (dimension ``coupler_end``): on the leading vehicle k (its rear end) and on the trailing
-#: vehicle k+1 (its front end)
-COUPLER_ENDS = ("leading", "trailing")
-
-#: per-coupler envelopes over every accepted step
-ENVELOPES = {
-    "coupler_max_draft_force": ("N", "per-coupler maximum draft force over every step"),
-    "coupler_max_buff_force": ("N", "per-coupler maximum buff force magnitude over every step"),
-    "coupler_max_draft_deflection": ("m", "per-coupler maximum extension over every step"),
-    "coupler_max_buff_deflection": ("m", "per-coupler maximum compression magnitude over every step"),
-}
-
-#: noninertial coupler solver statistics (paper 002 eq 42)
-NEWTON = {
-    "coupler_newton_solves": ("1", "noninertial coupler equilibrium solves (one per coupler and RHS evaluation)"),
-    "coupler_newton_iterations": ("1", "Newton-Raphson iterations over all solves"),
-    "coupler_newton_max_iterations": ("1", "largest number of iterations of one solve"),
-    "coupler_newton_failures": ("1", "solves that did not converge (the step was retried or the run failed)"),
-}
-
-#: run-level scalars (status and statistics)
-RUN_SCALARS = {
-    "status": ("", "integration status (completed, max_steps, step_underflow, non_finite, ...)"),
-    "message": ("", "reason of the status"),
-    "wall_time": ("s", "wall-clock time of the integration (compilation excluded)"),
-    "compile_time": ("s", "time spent compiling or loading compiled kernels"),
-    "nsteps": ("1", "accepted integrator steps"),
-    "nrejected": ("1", "rejected integrator steps"),
-    "nfev": ("1", "right-hand-side evaluations"),
-    "njev": ("1", "Jacobian evaluations (implicit methods)"),
-    "nlu": ("1", "LU factorisations of the Newton iteration matrix (implicit methods)"),
-    "newton_iterations": ("1", "Newton iterations (implicit methods)"),
-    "t_reached": ("s", "last time reached by the integrator"),
-}
-
-#: energy balance scalars
-ENERGY = {
-    "traction_work": ("J", "work of traction and dynamic brake (dynamic brake negative)"),
-    "resistance_work": ("J", "energy dissipated by running and curving resistance"),
-    "brake_work": ("J", "energy dissipated by the air brake"),
-    "coupler_work": ("J", "net work absorbed by the connections (stored + dissipated)"),
-    "kinetic_energy_change": ("J", "change of kinetic energy"),
-    "potential_energy_change": ("J", "change of potential energy (from the route elevation)"),
-    "energy_balance_residual": ("J", "traction - resistance - brake - coupler work - dKE - dPE"),
-}
+#: the ``time`` coordinate's attributes
+TIME_ATTRS = {"units": "s", "long_name": "simulated time", "standard_name": "time"}
 
 
-def coords(n_vehicles: int, times: np.ndarray, vehicle_types: list[str], connection_types: list[str]) -> dict:
-    """Coordinates of the shared schema (with units and long names)."""
-    return {
-        "time": ("time", np.asarray(times, float), {"units": "s", "long_name": "simulated time",
-                                                      "standard_name": "time"}),
-        "vehicle": ("vehicle", np.arange(1, n_vehicles + 1), {"units": "1",
-                                                              "long_name": "vehicle number, 1 = head"}),
-        "coupler": ("coupler", np.arange(1, n_vehicles), {"units": "1",
-                                                          "long_name": "coupler number, k joins vehicles k and k+1"}),
-        "vehicle_type": ("vehicle", np.asarray(vehicle_types, dtype=str), {"long_name": "vehicle type name"}),
-        "connection_type": ("coupler", np.asarray(connection_types, dtype=str),
-                            {"long_name": "connection type name"}),
-    }
+def _np_dtype(dtype: str):
+    return {"float64": np.float64, "int64": np.int64, "int8": np.int8, "str": str}[dtype]
 
 
-def coupler_end_coord() -> dict:
-    """The ``coupler_end`` coordinate (with its long name) of per-coupler-end variables."""
-    return {"coupler_end": ("coupler_end", np.asarray(COUPLER_ENDS, dtype=str),
-                            {"long_name": "coupler end: 'leading' on vehicle k (its rear end), 'trailing' on "
-                                          "vehicle k+1 (its front end)"})}
+def dimension_coords(kind, shape, time=None) -> dict:
+    """Coordinates of a run dataset: ``time`` (if given), every ``index`` dimension of the kind (1..n)
+    and the scenario's static coordinates (``shape.coords``)."""
+    c = {}
+    if time is not None:
+        c["time"] = ("time", np.asarray(time, float), dict(TIME_ATTRS))
+    for d in kind.dims:
+        n = shape.sizes.get(d.name)
+        if n is not None and d.labels == "index":
+            c[d.name] = (d.name, np.arange(1, n + 1), {"units": "1", "long_name": d.long_name})
+    for name, (dim, values, attrs) in shape.coords.items():
+        arr = np.asarray(values)
+        if arr.dtype.kind in "OU":
+            arr = arr.astype(str)
+        c[name] = (dim, arr, dict(attrs))
+    return c
 
 
-def scalar(value, units: str, long_name: str, **attrs) -> xr.DataArray:
-    a = {"long_name": long_name, **attrs}
-    if units:
-        a["units"] = units
-    return xr.DataArray(value, attrs=a)
+def check_values(kind, scenario, result: RunResult, shape) -> list:
+    """The declared outputs of ``scenario`` (in declaration order), after checking ``result`` against
+    them; raises :class:`OutputError` naming the kind and the output."""
+    declared = [o for o in kind.outputs if o.applies(scenario)]
+    names = {o.name for o in declared}
+    missing = [o.name for o in declared if o.name not in result.values]
+    if missing:
+        raise OutputError(f"kind {kind.name!r}: its run did not produce the declared output(s) "
+                          f"{', '.join(missing)}")
+    extra = sorted(set(result.values) - names)
+    if extra:
+        raise OutputError(f"kind {kind.name!r}: its run produced undeclared output(s) {', '.join(extra)} "
+                          "(declare them in the kind's outputs, or check their condition)")
+    sizes = dict(shape.sizes)
+    if result.time is not None:
+        sizes["time"] = len(result.time)
+    for o in declared:
+        v = result.values[o.name]
+        shp = np.shape(v)
+        if len(shp) != len(o.dims):
+            raise OutputError(f"kind {kind.name!r}: output {o.name!r} has {len(shp)} dimensions, declared "
+                              f"{o.dims!r}")
+        for d, n in zip(o.dims, shp):
+            if d in sizes and sizes[d] != n:
+                raise OutputError(f"kind {kind.name!r}: output {o.name!r} has {n} entries along {d!r}, the "
+                                  f"scenario has {sizes[d]}")
+            sizes.setdefault(d, n)   # log dimensions: their length comes from the run
+        if result.run.success and not o.missing and o.dtype != "str":
+            a = np.asarray(v, dtype=float)
+            if a.size and not np.all(np.isfinite(a)):
+                raise OutputError(f"kind {kind.name!r}: output {o.name!r} is not finite in a completed run "
+                                  f"({int(np.sum(~np.isfinite(a)))} of {a.size} values)")
+    return declared
 
 
-def metric_vars(metrics: dict) -> dict:
-    """DataArrays of the benchmark metrics (SI) with units and long names."""
-    out = {}
-    for name, (units, long_name, _d, _f) in METRICS.items():
-        attrs = {}
-        if name.endswith("deflection"):
-            attrs["reference_coupler"] = int(metrics["reference_coupler"])
-        out[name] = scalar(metrics[name], units, long_name, **attrs)
-    return out
+def build_dataset(kind, scenario, result: RunResult, *, config_yaml: str | None = None,
+                  attrs: bool = True) -> xr.Dataset:
+    """The run dataset of ``scenario`` from its kind's ``result`` (see the module docstring).
+
+    ``kind`` is the scenario's :class:`~hpcrail.kinds.descriptor.ModelKind`.  ``attrs=False`` leaves
+    out the provenance and configuration attributes (a sweep stores them once per study; they cost
+    a git call and a YAML dump) and keeps ``status``, ``status_message`` and ``warnings``.
+    Raises :class:`OutputError` when the result does not match the declarations.
+    """
+    shape = kind.shape(scenario)
+    declared = check_values(kind, scenario, result, shape)
+    dv = {}
+    for o, value in zip(RUN_OUTPUTS, result.run.values().values()):
+        dv[o.name] = xr.DataArray(np.asarray(value, dtype=_np_dtype(o.dtype)) if o.dtype != "str" else str(value),
+                                  attrs=o.attrs())
+    for o in declared:
+        a = o.attrs()
+        a.update(result.value_attrs.get(o.name, {}))
+        v = result.values[o.name]
+        arr = np.asarray(v, dtype=str) if o.dtype == "str" else np.asarray(v, dtype=_np_dtype(o.dtype))
+        dv[o.name] = (o.dims, arr, a)
+    coords = dimension_coords(kind, shape, result.time)
+    for name, (dim, values, a) in result.coords.items():
+        coords[name] = (dim, np.asarray(values), dict(a))
+    # every variable goes into one Dataset constructor: assigning variables one by one costs ~50 ms of
+    # xarray merging per run, which a sweep of thousands of short scenarios pays per scenario
+    ds = xr.Dataset(dv, coords=coords)
+    warnings = "\n".join(result.warnings)
+    run = result.run
+    if not attrs:
+        ds.attrs.update({"status": run.status, "status_message": run.message, "warnings": warnings})
+        return ds
+    ds.attrs.update(provenance(kind, scenario, run, config_yaml))
+    ds.attrs.update(result.attrs)
+    ds.attrs["warnings"] = warnings
+    return ds
+
+
+def provenance(kind, scenario, run, config_yaml: str | None = None) -> dict:
+    """Provenance and configuration attributes of one run (the only place they are written)."""
+    from hpcrail.config.loading import canonical_yaml, config_hash
+    from hpcrail.provenance import provenance_attrs
+
+    a = dict(provenance_attrs())
+    a.update({
+        "title": f"hpcrail {kind.title}: {scenario.name}",
+        "Conventions": "CF-1.10",
+        "hpcrail_schema_version": SCHEMA_VERSION,
+        "model": kind.name,
+        "source": kind.source,
+        "scenario_name": scenario.name,
+        "scenario_description": scenario.description,
+        "config_yaml": config_yaml if config_yaml is not None else canonical_yaml(scenario),
+        "config_hash": config_hash(scenario),
+        "integrator": run.method,
+        "integrator_settings": repr(scenario.integrator.model_dump()),
+        "integrator_stats": repr(run.stats),
+        "status": run.status,
+        "status_message": run.message,
+        "wall_time_s": float(run.wall_time),
+        "compile_time_s": float(run.compile_time),
+        "sign_convention": kind.sign_convention,
+    })
+    return a
+
+
+__all__ = ["build_dataset", "check_values", "dimension_coords", "provenance", "SCHEMA_VERSION", "TIME_ATTRS"]

@@ -1,8 +1,9 @@
 """Sweep specification (YAML) and its deterministic expansion into scenarios.
 
 A sweep varies fields of a base scenario — the dotted paths of ``hpcrail run --set`` — and keeps,
-per scenario, the run's metrics (always), optionally its per-coupler envelopes and decimated time
-series::
+per scenario, the outputs its model kind declares (:mod:`hpcrail.results.outputs`): metrics, scalars,
+run statistics and per-element results always, optionally the envelopes (per-element extremes over
+every step) and decimated time series of the kind::
 
     # what question this study answers (comment)
     base: ../configs/trains/train2.yaml          # scenario file, relative to this file
@@ -43,12 +44,15 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from hpcrail.config import ConfigError, ConfigIssue, Document, load_document, validate_document
+from hpcrail import kinds
+from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
 from hpcrail.config.loading import (
     _display, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
 )
+from hpcrail.kinds import validate_document
+from hpcrail.results.outputs import RUN_NAMES
 
 DESIGNS = ("grid", "zip", "random", "lhs", "sobol")
 DISCRETE = ("values", "linspace", "logspace", "range", "registered")
@@ -57,25 +61,23 @@ SOURCES = DISCRETE + DISTRIBUTIONS
 
 
 
-def _reserved() -> set:
-    from hpcrail.results.dataset import ENERGY, ENVELOPES, RUN_SCALARS, SERIES
-    from hpcrail.results.metrics import METRICS
-    from hpcrail.sweep.store import STACKED_ATTRS
-
-    return ({"scenario", "scenario_id", "time", "vehicle", "coupler", "done", "vehicle_type", "connection_type"}
-            | set(RUN_SCALARS) | set(METRICS) | set(ENERGY) | set(ENVELOPES) | set(SERIES) | set(STACKED_ATTRS))
+#: names a parameter coordinate may never take: the sweep store's own dimensions, coordinates and run
+#: variables, and keywords of ``Dataset.sel`` (``ds.sel(method=...)`` could not select a coordinate
+#: named ``method``); the outputs and dimensions of the scenario's kind are added per sweep
+RESERVED = ({"scenario", "scenario_id", "time", "done"} | set(RUN_NAMES)
+            | {"method", "tolerance", "drop", "indexers"})
 
 
-#: names a parameter coordinate may not take (dims, coordinates and variables of the sweep store, and
-#: keywords of ``Dataset.sel`` — ``ds.sel(method=...)`` could not select a coordinate named ``method``)
-RESERVED = _reserved() | {"method", "tolerance", "drop", "indexers"}
+def kind_reserved(kind) -> set:
+    """:data:`RESERVED` plus the dimensions, output names and static coordinates a kind can put in a store."""
+    return RESERVED | {d.name for d in kind.dims} | {o.name for o in kind.outputs} | _KIND_COORDS.get(kind.name, set())
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+#: static coordinate names by kind (filled from the scenarios' shapes during an expansion)
+_KIND_COORDS: dict = {}
 
 
-class ParameterSpec(_Strict):
+class ParameterSpec(Strict):
     """How one dotted path varies (exactly one source)."""
 
     values: Optional[list[Any]] = Field(None, min_length=1)
@@ -124,34 +126,32 @@ class ParameterSpec(_Strict):
         return next(s for s in SOURCES if getattr(self, s) is not None)
 
 
-class SeriesOutput(_Strict):
-    """Decimated time series kept per scenario (names of ``hpcrail.results.dataset.SERIES``)."""
+class SeriesOutput(Strict):
+    """Decimated time series kept per scenario: outputs of role ``series`` of the base scenario's kind
+    (checked against its declarations when the spec is expanded)."""
 
     interval_s: float = Field(..., gt=0, description="sampling interval of the kept series")
     variables: list[str] = Field(["coupler_force", "speed"], min_length=1)
 
     @field_validator("variables")
     @classmethod
-    def _known(cls, v):
-        from hpcrail.results.dataset import SERIES
-
-        bad = [x for x in v if x not in SERIES]
-        if bad:
-            raise ValueError(f"unknown series {', '.join(bad)}; allowed: {', '.join(SERIES)}")
+    def _unique(cls, v):
         if len(set(v)) != len(v):
             raise ValueError("series variables listed twice")
         return v
 
 
-class Outputs(_Strict):
-    """What is kept per scenario: metrics and run statistics always."""
+class Outputs(Strict):
+    """What is kept per scenario, selected by the role of the kind's declared outputs: metrics, other
+    scalars, run statistics and per-element results always; envelopes and series on request."""
 
     metrics: Literal[True] = True
-    envelopes: bool = Field(False, description="per-coupler max draft/buff force and deflection over every step")
+    envelopes: bool = Field(False, description="per-element extremes over every step (role envelope: e.g. "
+                            "per-coupler max draft/buff force and deflection)")
     series: Optional[SeriesOutput] = None
 
 
-class SweepSpec(_Strict):
+class SweepSpec(Strict):
     base: str = Field(..., description="base scenario file, relative to the spec")
     name: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
@@ -193,11 +193,11 @@ class Point:
     overrides: dict                   #: dotted path -> value set in the base tree
     id: str                           #: config_hash of the canonical scenario ("x"-prefixed if invalid)
     error: str | None = None          #: validation error (the scenario is recorded as invalid)
-    n_vehicles: int = 0
+    kind: str = ""                    #: the scenario's model kind
+    sizes: dict = dataclasses.field(default_factory=dict)    #: size of every dimension of its outputs
+    coords: dict = dataclasses.field(default_factory=dict)   #: static coordinates (kind's shape)
+    outputs: frozenset = frozenset()  #: names of the outputs its kind declares for it
     duration: float = 0.0
-    vehicle_types: tuple = ()
-    connection_types: tuple = ()
-    connection_kinds: frozenset = frozenset()  #: ``kind`` of every connection type used (friction, noninertial, ...)
     methods: str = ""
 
 
@@ -262,15 +262,16 @@ def _levels(ps: ParameterSpec) -> list | None:
     if src == "range":
         return list(range(*v))
     if src == "registered":
-        from hpcrail.integrators import registry
+        from hpcrail.config.integrator import method_names
 
-        return registry.method_names(include_aliases=False)
+        return method_names(include_aliases=False)
     return None
 
 
-def _coordinate_names(paths: list[str], explicit: list[str | None]) -> list[str]:
+def _coordinate_names(paths: list[str], explicit: list[str | None], reserved: set = RESERVED) -> list[str]:
     """Readable, unique coordinate names: the last path component, extended leftwards until unique
-    (``connection_types.autocoupler.slack_mm`` -> ``slack_mm``, or ``autocoupler_slack_mm``)."""
+    (``connection_types.autocoupler.slack_mm`` -> ``slack_mm``, or ``autocoupler_slack_mm``) and past
+    the names in ``reserved``."""
     parts = [p.split(".") for p in paths]
     k = [1] * len(paths)
 
@@ -279,10 +280,10 @@ def _coordinate_names(paths: list[str], explicit: list[str | None]) -> list[str]
             return explicit[i]
         n = "_".join(parts[i][-k[i]:])
         n = re.sub(r"\W", "_", n)
-        while (n[0].isdigit() or n in RESERVED or keyword.iskeyword(n)) and k[i] < len(parts[i]):
+        while (n[0].isdigit() or n in reserved or keyword.iskeyword(n)) and k[i] < len(parts[i]):
             k[i] += 1
             n = re.sub(r"\W", "_", "_".join(parts[i][-k[i]:]))
-        if n[0].isdigit() or n in RESERVED or keyword.iskeyword(n):
+        if n[0].isdigit() or n in reserved or keyword.iskeyword(n):
             n = "p_" + n
         return n
 
@@ -556,14 +557,27 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
                            for i in exc.issues]) from None
     canon = canonical_dict(base_sc)
     base_hash = config_hash(canon)
+    kind = kinds.of(base_sc)
+    _KIND_COORDS.setdefault(kind.name, set()).update(kind.shape(base_sc).coords)
+    reserved = kind_reserved(kind)
     for p in spec.parameters:
         issue = _unknown_path_issue(sdoc.root_file, "parameters", p, canon)
         if issue:
             issues.append(issue)
+    for path, ps in spec.parameters.items():
+        if ps.name is not None and ps.name in reserved:
+            issues.append(ConfigIssue(sdoc.root_file, f"parameters.{path}.name", f"name reserved by the store of a "
+                                      f"{kind.name!r} sweep", ps.name, "any other identifier"))
+    if spec.outputs.series is not None:
+        series = [o.name for o in kind.outputs if o.role == "series"]
+        bad = [v for v in spec.outputs.series.variables if v not in series]
+        if bad:
+            issues.append(ConfigIssue(sdoc.root_file, "outputs.series.variables", f"unknown series of model kind "
+                                      f"{kind.name!r}", bad, ", ".join(series)))
     if issues:
         raise ConfigError(issues)
     paths = list(spec.parameters)
-    names = _coordinate_names(paths, [ps.name for ps in spec.parameters.values()])
+    names = _coordinate_names(paths, [ps.name for ps in spec.parameters.values()], reserved)
     levels = [_levels(ps) for ps in spec.parameters.values()]
     params = [Parameter(p, n, ps, lv) for p, n, ps, lv in zip(paths, names, spec.parameters.values(), levels)]
     points = []
@@ -590,17 +604,23 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
 
 
 def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
-    """Fill what the store layout needs from a validated scenario (train size, duration);
-    ``shared`` interns the per-vehicle name tuples (10 000 scenarios share a handful)."""
+    """Fill what the store layout needs from a validated scenario: its kind, the sizes and static
+    coordinates of its dimensions, the outputs its kind declares for it, its duration and method;
+    ``shared`` interns equal values (10 000 scenarios share a handful)."""
     shared = {} if shared is None else shared
-    names = tuple(sc.vehicle_type_names()) if hasattr(sc, "vehicle_type_names") else ()
-    pt.n_vehicles = len(names)
-    pt.vehicle_types = shared.setdefault(names, names)
-    conns = tuple(sc.connection_type_names()) if hasattr(sc, "connection_type_names") else ()
-    pt.connection_types = shared.setdefault(conns, conns)
-    ctypes = getattr(sc, "connection_types", None) or {}
-    kinds = frozenset(str(getattr(ctypes[c], "kind", "")) for c in set(conns) if c in ctypes)
-    pt.connection_kinds = shared.setdefault(kinds, kinds)
+    kind = kinds.of(sc)
+    shape = kind.shape(sc)
+    pt.kind = kind.name
+    sizes = tuple(sorted(shape.sizes.items()))
+    pt.sizes = shared.setdefault(("sizes", sizes), dict(sizes))
+    coords = {}
+    for name, (dim, values, attrs) in shape.coords.items():
+        values = shared.setdefault(("values", tuple(values)), tuple(values))
+        coords[name] = (dim, values, attrs)
+    key = ("coords", tuple((n, c[0], id(c[1])) for n, c in coords.items()))
+    pt.coords = shared.setdefault(key, coords)
+    outs = frozenset(o.name for o in kind.outputs_for(sc))
+    pt.outputs = shared.setdefault(outs, outs)
     sim = getattr(sc, "simulation", None)
     pt.duration = float(getattr(sim, "duration_s", 0.0) or 0.0)
     it = getattr(sc, "integrator", None)

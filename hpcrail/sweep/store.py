@@ -1,12 +1,16 @@
-"""The study store: the run schema of :mod:`hpcrail.results.dataset` stacked along ``scenario``.
+"""The study store: the outputs the scenarios' model kinds declare, stacked along ``scenario``.
 
-Dimensions ``scenario`` (+ ``coupler`` for kept envelopes / coupler series, ``vehicle`` and
-``time`` for kept series).  Coordinates along ``scenario``: ``scenario`` (index), ``scenario_id``
-(hash of the canonical scenario config) and one per swept parameter (its readable name, the dotted
-path in the ``sweep_path`` attribute).  Variables: ``status``, ``message``, ``done`` and every run
-scalar (``wall_time``, ``compile_time``, ``nsteps``, ``nrejected``, ``nfev``, ``t_reached``), the
-metrics, the energy balance, and the per-run attributes that differ between scenarios
-(``reference_coupler``, ``time_of_max_draft_force``, ``time_of_max_buff_force``).
+The store's variables are the union, over the valid scenarios, of the outputs their kinds declare for
+them (:mod:`hpcrail.results.outputs`), selected by role: metrics, scalars, run statistics and
+per-element results always, envelopes with ``outputs.envelopes``, the series named in
+``outputs.series.variables`` (decimated to ``outputs.series.interval_s``); event logs never.  Every
+variable carries its declaration's attributes (CF ``units``, ``long_name``, ``description``, ``role``,
+display units).  Dimensions: ``scenario`` and the kinds' dimensions at their largest size over the
+scenarios (shorter ones padded with fill values), plus ``time`` for series.  Coordinates along
+``scenario``: ``scenario`` (index), ``scenario_id`` (hash of the canonical scenario config) and one per
+swept parameter (its readable name, the dotted path in the ``sweep_path`` attribute); along the kinds'
+dimensions their labels (``vehicle``/``coupler`` numbers, body or floor-point names) and static
+coordinates such as ``vehicle_type`` when every scenario has the same.
 
 Concurrency protocol (no locks needed):
 
@@ -33,26 +37,15 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from hpcrail.integrators.contract import Status
-from hpcrail.results.dataset import (
-    ENERGY, ENVELOPES, FRICTION_COUPLER, FRICTION_SCALARS, NEWTON, RUN_SCALARS, SCHEMA_VERSION, SERIES,
-)
-from hpcrail.results.metrics import METRICS
+from hpcrail import kinds
+from hpcrail.results.dataset import SCHEMA_VERSION, TIME_ATTRS
+from hpcrail.results.outputs import RUN_OUTPUTS, SUCCESS, SWEEP_ROLES, Output
 
-SWEEP_FORMAT = "1"
+SWEEP_FORMAT = "2"
 STATUS_PENDING = "pending"
-#: statuses of scenarios that ran to their end (successful ``hpcrail.integrators.Status`` names)
-SUCCESS = tuple(s.name.lower() for s in Status if s.success)
 #: statuses set by the sweep itself (not an integrator): bad overrides, exceptions while building
 STATUS_INVALID = "invalid"
 STATUS_ERROR = "error"
-
-#: per-run attributes that vary between scenarios, stored as variables: name -> (units, long_name)
-STACKED_ATTRS = {
-    "reference_coupler": ("1", "coupler of the deflection metrics (0 = none)"),
-    "time_of_max_draft_force": ("s", "time of the largest draft force"),
-    "time_of_max_buff_force": ("s", "time of the largest buff force"),
-}
 
 #: target size of a series chunk [bytes]
 SERIES_CHUNK_BYTES = 16 * 2 ** 20
@@ -60,11 +53,7 @@ SERIES_CHUNK_BYTES = 16 * 2 ** 20
 _UNIT_SUFFIXES = [("_mm", "mm"), ("_kmh", "km h-1"), ("_kN", "kN"), ("_MN_per_m", "MN m-1"),
                   ("_kNs_per_m", "kN s m-1"), ("_kPa", "kPa"), ("_kW", "kW"), ("_permille", "1e-3"),
                   ("_per_s", "s-1"), ("_mps", "m s-1"), ("_km", "km"), ("_t", "t"), ("_m", "m"), ("_s", "s")]
-
-
-def int_variable(name: str) -> bool:
-    return (name in ("nsteps", "nrejected", "nfev", "njev", "nlu", "newton_iterations", "reference_coupler",
-                     "n_events", "n_mode_changes") or name.endswith("_coupler") or name.startswith("coupler_newton_"))
+_DTYPES = {"float64": np.float64, "int64": np.int64, "int8": np.int8, "str": object}
 
 
 def parameter_units(path: str) -> str | None:
@@ -78,21 +67,23 @@ def parameter_units(path: str) -> str | None:
 
 @dataclasses.dataclass
 class Layout:
-    """Shape of a study store: sizes, chunking and variables (dims, dtype, attrs)."""
+    """Shape of a study store: dimension sizes, chunking and variables (dims, dtype, attrs)."""
 
     n_scenarios: int
     batch_size: int
-    n_couplers: int
-    n_vehicles: int
+    sizes: dict                   #: dimension -> size (the kinds' dimensions and ``time``)
     times: np.ndarray | None
     envelopes: bool
     series: list
     variables: dict  # name -> (dims, dtype, attrs)
+    dims: dict = dataclasses.field(default_factory=dict)   #: dimension -> its Dim declaration
+
+    def _sizes(self, scenario: int) -> dict:
+        return {"scenario": scenario, **self.sizes}
 
     def chunks(self, name: str) -> tuple:
         dims, dtype, _ = self.variables[name]
-        sizes = {"scenario": self.batch_size, "coupler": self.n_couplers, "vehicle": self.n_vehicles,
-                 "time": len(self.times) if self.times is not None else 0}
+        sizes = self._sizes(self.batch_size)
         ch = {d: max(1, sizes[d]) for d in dims}
         if "time" in dims:
             width = np.prod([ch[d] for d in dims if d not in ("time",)])
@@ -100,10 +91,8 @@ class Layout:
         return tuple(ch[d] for d in dims)
 
     def shape(self, name: str) -> tuple:
-        dims = self.variables[name][0]
-        sizes = {"scenario": self.n_scenarios, "coupler": self.n_couplers, "vehicle": self.n_vehicles,
-                 "time": len(self.times) if self.times is not None else 0}
-        return tuple(sizes[d] for d in dims)
+        sizes = self._sizes(self.n_scenarios)
+        return tuple(sizes[d] for d in self.variables[name][0])
 
     def batches(self) -> list[tuple[int, int]]:
         """``(start, stop)`` of every batch: batch k covers scenarios [k·B, min((k+1)·B, S))."""
@@ -131,53 +120,65 @@ def series_times(max_duration: float, interval: float) -> np.ndarray:
     return np.round(interval * np.arange(n + 1), 12)
 
 
+def _variable(o: Output, note: str = "") -> tuple:
+    attrs = o.attrs()
+    if note:
+        attrs["long_name"] = attrs["long_name"] + note
+    return (("scenario",) + o.dims, _DTYPES[o.dtype], attrs)
+
+
+def stored(o: Output, outputs) -> bool:
+    """Whether the sweep options ``outputs`` (:class:`~hpcrail.sweep.spec.Outputs`) keep output ``o``."""
+    if o.role in SWEEP_ROLES:
+        return True
+    if o.role == "envelope":
+        return bool(outputs.envelopes)
+    if o.role == "series":
+        return outputs.series is not None and o.name in outputs.series.variables
+    return False
+
+
 def make_layout(exp, batch_size: int) -> Layout:
-    """Layout of the store of expansion ``exp`` (see module docstring)."""
+    """Layout of the store of expansion ``exp`` (see the module docstring).  Raises ``ValueError`` when
+    two kinds of the sweep declare one output name with different dimensions or types."""
     out = exp.spec.outputs
     valid = [p for p in exp.points if p.error is None]
-    n_veh = max([p.n_vehicles for p in valid] + [0])
-    n_cpl = max(n_veh - 1, 0)
-    series = list(out.series.variables) if out.series else []
+    v: dict = {}
+    v["status"] = (("scenario",), object, RUN_OUTPUTS[0].attrs())
+    v["message"] = (("scenario",), object, RUN_OUTPUTS[1].attrs())
+    v["done"] = (("scenario",), np.int8, {"long_name": "1 once the scenario's results are written (whatever its "
+                                                       "status); 0 = pending"})
+    for o in RUN_OUTPUTS[2:]:
+        v[o.name] = _variable(o)
+    sizes: dict = {}
+    dims: dict = {}
+    series = []
+    note = f" (sampled every {out.series.interval_s:g} s)" if out.series else ""
+    for kname in sorted({p.kind for p in valid}):
+        kind = kinds.get(kname)
+        pts = [p for p in valid if p.kind == kname]
+        used = frozenset().union(*[p.outputs for p in pts])
+        for d in kind.dims:
+            dims.setdefault(d.name, d)
+        for p in pts:
+            for d, n in p.sizes.items():
+                sizes[d] = max(sizes.get(d, 0), n)
+        for o in kind.outputs:
+            if o.name not in used or not stored(o, out):
+                continue
+            var = _variable(o, note if o.role == "series" else "")
+            if o.name in v and (v[o.name][0], v[o.name][1]) != var[:2]:
+                raise ValueError(f"output {o.name!r} is declared with different dimensions or types by the kinds "
+                                 "of this sweep")
+            v[o.name] = var
+            if o.role == "series" and o.name not in series:
+                series.append(o.name)
     times = None
     if series:
         times = series_times(max([p.duration for p in valid] + [0.0]), out.series.interval_s)
-    v: dict = {}
-    v["status"] = (("scenario",), object, {"long_name": RUN_SCALARS["status"][1]})
-    v["message"] = (("scenario",), object, {"long_name": RUN_SCALARS["message"][1]})
-    v["done"] = (("scenario",), np.int8, {"long_name": "1 once the scenario's results are written (whatever its "
-                                                       "status); 0 = pending"})
-    for name, (units, long_name) in RUN_SCALARS.items():
-        if name in ("status", "message"):
-            continue
-        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64, {"units": units,
-                                                                                    "long_name": long_name})
-    for name, (units, long_name, _d, _f) in METRICS.items():
-        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
-                   {"units": units, "long_name": long_name})
-    for name, (units, long_name) in {**ENERGY, **STACKED_ATTRS}.items():
-        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
-                   {"units": units, "long_name": long_name})
-    kinds = set().union(*[p.connection_kinds for p in valid]) if valid else set()
-    optional = {}
-    if "friction" in kinds:  # dry-friction draft gears (paper 003): their run scalars
-        optional.update(FRICTION_SCALARS)
-    if "noninertial" in kinds:  # noninertial couplers (paper 002): their Newton statistics
-        optional.update(NEWTON)
-    for name, (units, long_name) in optional.items():
-        v[name] = (("scenario",), np.int64 if int_variable(name) else np.float64,
-                   {"units": units, "long_name": long_name})
-    if "friction" in kinds and n_cpl:
-        for name, (units, long_name) in FRICTION_COUPLER.items():
-            v[name] = (("scenario", "coupler"), np.float64, {"units": units, "long_name": long_name})
-    if out.envelopes:
-        for name, (units, long_name) in ENVELOPES.items():
-            v[name] = (("scenario", "coupler"), np.float64, {"units": units, "long_name": long_name})
-    for name in series:
-        dims, units, long_name = SERIES[name]
-        v[name] = (("scenario",) + tuple(dims), np.float64, {"units": units, "long_name": long_name
-                                                               + f" (sampled every {out.series.interval_s:g} s)"})
-    return Layout(n_scenarios=exp.size, batch_size=batch_size, n_couplers=n_cpl, n_vehicles=n_veh, times=times,
-                  envelopes=out.envelopes, series=series, variables=v)
+        sizes["time"] = len(times)
+    return Layout(n_scenarios=exp.size, batch_size=batch_size, sizes=sizes, times=times, envelopes=out.envelopes,
+                  series=series, variables=v, dims=dims)
 
 
 def _coordinates(exp, layout: Layout) -> dict:
@@ -202,21 +203,37 @@ def _coordinates(exp, layout: Layout) -> dict:
         if units:
             attrs["units"] = units
         c[par.name] = ("scenario", arr, attrs)
-    if layout.n_couplers:
-        c["coupler"] = ("coupler", np.arange(1, layout.n_couplers + 1),
-                        {"units": "1", "long_name": "coupler number, k joins vehicles k and k+1"})
-    if any(SERIES[s][0][-1] == "vehicle" for s in layout.series):
-        c["vehicle"] = ("vehicle", np.arange(1, layout.n_vehicles + 1),
-                        {"units": "1", "long_name": "vehicle number, 1 = head"})
-    if layout.times is not None:
-        c["time"] = ("time", layout.times, {"units": "s", "long_name": "simulated time", "standard_name": "time"})
+    used_dims = {d for dims, _dt, _a in layout.variables.values() for d in dims}
     valid = [p for p in exp.points if p.error is None]
-    if valid and "vehicle" in c and len({p.vehicle_types for p in valid}) == 1:
-        c["vehicle_type"] = ("vehicle", np.asarray(valid[0].vehicle_types, dtype=str),
-                             {"long_name": "vehicle type name"})
-    if valid and "coupler" in c and len({p.connection_types for p in valid}) == 1:
-        c["connection_type"] = ("coupler", np.asarray(valid[0].connection_types, dtype=str),
-                                {"long_name": "connection type name"})
+    for name, d in layout.dims.items():
+        n = layout.sizes.get(name, 0)
+        if name not in used_dims or not n or d.labels == "none":
+            continue
+        labels = None
+        if d.labels == "names":
+            have = {p.coords[name][1] for p in valid if name in p.coords}
+            if len(have) == 1 and len(next(iter(have))) == n:
+                labels = np.asarray(next(iter(have)), dtype=str)
+        if labels is None:
+            attrs = {"units": "1", "long_name": d.long_name if d.labels == "index" else
+                     f"{d.long_name} (position: the scenarios' labels differ)"}
+            c[name] = (name, np.arange(1, n + 1), attrs)
+        else:
+            c[name] = (name, labels, {"long_name": d.long_name})
+    # static coordinates that every scenario shares (vehicle_type, connection_type, body_x ...)
+    if valid:
+        names = set.intersection(*[set(p.coords) for p in valid])
+        for cname in sorted(names):
+            if cname in c:
+                continue
+            dim, values, attrs = valid[0].coords[cname]
+            if dim not in c or len(values) != layout.sizes.get(dim, -1):
+                continue
+            if all(p.coords[cname][1] == values for p in valid):
+                arr = np.asarray(values)
+                c[cname] = (dim, arr.astype(str) if arr.dtype.kind in "OU" else arr, dict(attrs))
+    if layout.times is not None:
+        c["time"] = ("time", layout.times, dict(TIME_ATTRS))
     return c
 
 
@@ -228,17 +245,17 @@ def study_attrs(exp, layout: Layout) -> dict:
     spec = exp.spec
     base_canon = None
     try:
-        from hpcrail.config import validate_document
-
-        base_canon = canonical_yaml(validate_document(exp.base_doc))
+        base_canon = canonical_yaml(kinds.validate_document(exp.base_doc))
     except Exception:  # noqa: BLE001 - validated during expansion; never fatal for attributes
         base_canon = ""
+    used = sorted({p.kind for p in exp.points if p.error is None})
     a = dict(provenance_attrs())
     a.update({
         "title": f"hpcrail sweep: {exp.name}",
         "Conventions": "CF-1.10",
         "hpcrail_schema_version": SCHEMA_VERSION,
         "hpcrail_sweep_format": SWEEP_FORMAT,
+        "model": ",".join(used),
         "sweep_name": exp.name,
         "sweep_description": spec.description,
         "spec_file": str(exp.spec_file),
@@ -256,7 +273,7 @@ def study_attrs(exp, layout: Layout) -> dict:
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,
         "base_config_yaml": base_canon,
-        "sign_convention": "forces and deflections + draft (tension), - buff (compression)",
+        "sign_convention": "; ".join(kinds.get(k).sign_convention for k in used),
     })
     return a
 
@@ -379,4 +396,4 @@ def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
 
 
 __all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts",
-           "finalize", "series_times", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]
+           "finalize", "series_times", "stored", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]

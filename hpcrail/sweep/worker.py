@@ -13,7 +13,9 @@ import time
 
 import numpy as np
 
-from hpcrail.config import ConfigError, Document, validate_document
+from hpcrail import kinds
+from hpcrail.config import ConfigError, Document
+from hpcrail.kinds import validate_document
 from hpcrail.sweep.spec import overlay_document
 from hpcrail.sweep.store import (
     STATUS_ERROR, STATUS_INVALID, Layout, read_region, write_region,
@@ -53,7 +55,9 @@ def _sample_times(layout: Layout, duration: float) -> np.ndarray:
 
 
 def _row_from_dataset(ds, layout: Layout) -> dict:
-    """Values of the store variables for one scenario from its run dataset."""
+    """Values of the store variables for one scenario from its run dataset (outputs its kind does not
+    declare for it keep their fill values).  Raises ``ValueError`` when a series is not sampled at the
+    store's times."""
     row = {}
     status = str(ds["status"].values)
     msg = str(ds["message"].values)
@@ -62,25 +66,18 @@ def _row_from_dataset(ds, layout: Layout) -> dict:
         msg = f"{msg} (warning: {'; '.join(warn.splitlines())})"
     row["status"] = status
     row["message"] = msg
+    if "time" in ds.dims and layout.times is not None:
+        t = np.asarray(ds["time"].values)
+        if not np.allclose(t, layout.times[:t.size], rtol=0, atol=1e-9):
+            raise ValueError("the run's series are not sampled at the store's times")
     for name, (dims, dtype, _a) in layout.variables.items():
-        if name in ("status", "message", "done"):
+        if name in ("status", "message", "done") or name not in ds:
             continue
         if len(dims) == 1:
-            if name in ds:
-                row[name] = ds[name].values.item()
-            elif name == "reference_coupler":
-                ref = ds.attrs.get("reference_coupler")
-                if ref is None and "max_draft_deflection" in ds:
-                    ref = ds["max_draft_deflection"].attrs.get("reference_coupler")
-                row[name] = 0 if ref is None else int(ref)
-            elif name == "time_of_max_draft_force" and "max_draft_force" in ds:
-                row[name] = ds["max_draft_force"].attrs.get("time_of_max", np.nan)
-            elif name == "time_of_max_buff_force" and "max_buff_force" in ds:
-                row[name] = ds["max_buff_force"].attrs.get("time_of_max", np.nan)
+            v = ds[name].values
+            row[name] = str(v) if dtype == object else v.item()
             continue
-        if name not in ds:
-            continue
-        arr = np.asarray(ds[name].values, dtype=float)
+        arr = np.asarray(ds[name].values)
         full = layout.empty(name, 1)[0]
         full[tuple(slice(0, s) for s in arr.shape)] = arr
         row[name] = full
@@ -161,27 +158,25 @@ def run_task(task: BatchTask) -> dict:
 
 def warm_task(base_doc: Document, spec_file: str, points: list) -> list[str]:
     """Compile or load every kernel a sweep needs in this process: one short step of one scenario
-    per integrator method (``points``: ``(overrides, duration)``) through the batch kernel and the
-    output kernels.  Run once before fanning out, so that concurrent first compilations never race
-    to fill numba's disk cache.  Returns notes about scenarios that could not be warmed (they will
-    record their own error)."""
+    per integrator method (``points``: ``(overrides, duration)``) through its kind's batch hooks and the
+    dataset builder.  Run once before fanning out, so that concurrent first compilations never race
+    to fill numba's disk cache.  Kinds without batch hooks compile in their first task.  Returns notes
+    about scenarios that could not be warmed (they will record their own error)."""
     from hpcrail.integrators.batch import integrate_batch
-    from hpcrail.simulate import _BATCHED
+    from hpcrail.results.dataset import build_dataset
 
     notes = []
     for over, duration in points:
         try:
             sc = validate_document(overlay_document(base_doc, over, spec_file))
-            kind = getattr(sc, "model", "ltd")
-            batched = _BATCHED.get(kind)
-            if batched is None or (batched[2] is not None and not batched[2](sc)):
+            kind = kinds.of(sc)
+            if not kind.batchable(sc):
                 continue
-            prepare, finish, _eligible = batched
-            state, item = prepare(sc, np.array([duration]))
+            state, item = kind.batch.prepare(sc, np.array([duration]))
             item.t_final = float(item.problem.t0) + min(duration, item.step if item.step > 0 else 1e-3)
             item.t_out = np.array([item.t_final])
             with np.errstate(all="ignore"):
-                finish(sc, state, integrate_batch([item])[0], attrs=False)
+                build_dataset(kind, sc, kind.batch.finish(sc, state, integrate_batch([item])[0]), attrs=False)
         except Exception as exc:  # noqa: BLE001
             notes.append(f"note: could not pre-compile for {over}: {type(exc).__name__}: {exc}")
     return notes

@@ -1,4 +1,4 @@
-"""The noninertial coupler of paper 002 as a connection type (``kind: noninertial``) of the LTD consist.
+"""The noninertial coupler of Massa et al. 2012 as a connection law (``kind: noninertial``) of the LTD consist.
 
 The LTD model has one coordinate per vehicle (arc length s along the route).  The reduction of the
 planar coupler (``kinematics``) to that model assumes:
@@ -35,8 +35,8 @@ from numba import njit
 
 from hpcrail._numba import JIT_NRT_FREE
 from hpcrail.models.couplers.kinematics import (
-    CP_A0, CP_CB, CP_KB, CP_KRR, N_CP, NS_FAIL, NS_ITER, NS_K_FAIL, NS_MAXIT, NS_SOLVES, NS_T_FAIL, coupler_newton,
-    coupler_parameter_array, noninertial_rates,
+    CP_A0, CP_CB, CP_KB, CP_KRR, NS_FAIL, NS_ITER, NS_K_FAIL, NS_MAXIT, NS_SOLVES, NS_T_FAIL, coupler_newton,
+    noninertial_rates,
 )
 
 #: extra slots of the per-type parameter row used by the LTD connection
@@ -49,67 +49,16 @@ N_NC = 9
 NW_G, NW_PZ, NW_VZ, NW_X, NW_DX, NW_RHS, NW_XD, NW_STATS = range(8)
 
 
-def connection_type_order(sc, names: list[str]) -> list[str]:
-    """Connection type names in the order of their index: table-law types (sorted), then noninertial
-    types (sorted).  The kernel tells them apart by ``type index < n_table_types``, a comparison on the
-    index it loads anyway (an extra per-connection array read cost ~10 % of the LTD right-hand side)."""
-    from hpcrail.config.scenario import NoninertialConnection
-
-    used = sorted(set(names))
-    ni = [t for t in used if isinstance(sc.connection_types[t], NoninertialConnection)]
-    return [t for t in used if t not in ni] + ni
-
-
-def noninertial_connection_arrays(sc, names: list[str], half_len: np.ndarray) -> dict:
-    """Arrays of the LTD parameters for noninertial connections (zeros/unused for table connections).
-
-    ``names``: connection type per coupler (N−1), ``half_len``: vehicle half lengths [m] (N).
-    Returns ``n_table_types``, ``n_noninertial``, ``ni_cp`` float64[C, N_CP] (per connection type in
-    the order of :func:`connection_type_order`), ``ni_conn`` float64[N−1, N_NC] (``NC_*``: L_a, L_b
-    centre to shank pin = x_P + l_0 [m], b_a, b_b bogie half spacings [m], warm start x, force [N])
-    and ``ni_work`` float64[8, 72] (solver scratch, row ``NW_STATS`` the Newton statistics).
-    """
-    from hpcrail.config.scenario import NoninertialConnection
-    from hpcrail.models.couplers.kinematics import G_N
-
-    types = connection_type_order(sc, names)
-    M = len(names)
-    cp_rows = np.zeros((len(types), N_CP))
-    for i, t in enumerate(types):
-        c = sc.connection_types[t]
-        if isinstance(c, NoninertialConnection):
-            dg, sh, kn = c.draft_gear, c.shank, c.knuckle
-            lg = sh.cg_from_pin_m if sh.cg_from_pin_m is not None else 0.5 * sh.length_m
-            cp_rows[i] = coupler_parameter_array(
-                kB=dg.stiffness_N_per_m, cB=dg.damping_Ns_per_m, l0=dg.free_length_m,
-                kr=sh.torsional_stiffness_Nm_per_rad, cr=sh.torsional_damping_Nms_per_rad, alpha0=sh.rest_angle_rad,
-                ls=sh.length_m, lg=lg, m_slider=dg.slider_mass_kg, m_shank=sh.mass_kg, I_shank=sh.yaw_inertia_kgm2,
-                krr=kn.stiffness_N_per_m, crr=kn.damping_Ns_per_m, lr0=kn.free_length_m)
-            cp_rows[i, CP_TOL] = c.newton.tolerance_m
-            cp_rows[i, CP_MAXIT] = c.newton.max_iterations
-    n_ni = 0
-    conn = np.zeros((M, N_NC))
-    for k, t in enumerate(names):
-        c = sc.connection_types[t]
-        if isinstance(c, NoninertialConnection):
-            n_ni += 1
-            reach = c.shank.length_m + 0.5 * c.knuckle.free_length_m   # shank pin to the vehicle end
-            conn[k, :4] = (half_len[k] - reach, half_len[k + 1] - reach,
-                       c.bogie_spacing_ratio * half_len[k], c.bogie_spacing_ratio * half_len[k + 1])
-    n_table = sum(1 for t in types if not isinstance(sc.connection_types[t], NoninertialConnection))
-    return dict(n_table_types=n_table, n_noninertial=n_ni, ni_cp=cp_rows, ni_conn=conn, ni_work=np.zeros((8, G_N)))
-
-
 @njit(**JIT_NRT_FREE)
 def ltd_noninertial_force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
     """In-train force [N] (+ draft) of noninertial connection ``k`` (type row ``ct``) between vehicle
     k (leading, speed ``v_a``) and k+1 (speed ``v_b``) whose centres are ``u`` [m] apart along a track
     of mean curvature ``kappa`` [1/m] (≥ 0) between them; ``e`` is the LTD extension (on tangent track
-    u = D + e).  ``conn``/``work``: see :func:`noninertial_connection_arrays`; the warm start in
+    u = D + e).  ``conn``/``work``: see :func:`hpcrail.kinds.ltd.build.noninertial_arrays`; the warm start in
     ``conn[k, NC_X:NC_X+4]`` is updated.  NaN if the Newton iteration fails (counted in the
     statistics row of ``work``).
 
-    Source: paper 002 eqs 24-45 (kinematics), reduced as described in the module docstring.
+    Source: Massa et al. 2012 eqs 24-45 (kinematics), reduced as described in the module docstring.
     """
     cp = cp_all[ct]
     if kappa == 0.0:

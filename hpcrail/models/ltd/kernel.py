@@ -1,6 +1,6 @@
-"""Numba kernels of the longitudinal train dynamics model, paper 000 eqs (1)-(7).
+"""Numba kernels of the longitudinal train dynamics model, Bosso et al. 2024 eqs (1)-(7).
 
-m_j dv_j/dt = F_TDB,j − F_res,j + F_c,j−1 − F_c,j − F_air,j            (paper 000 eq 5)
+m_j dv_j/dt = F_TDB,j − F_res,j + F_c,j−1 − F_c,j − F_air,j            (Bosso et al. 2024 eq 5)
 
 * F_c: connection laws of :mod:`hpcrail.models.couplers.hysteretic` (eq 7).
 * F_res: modified Davis (eq 6) with each vehicle's grade and curvature averaged over its own
@@ -22,9 +22,9 @@ import numpy as np
 from numba import njit, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
+from hpcrail.models.couplers.envelope import ACC_OFFROUTE, envelope_fold, envelope_update
 from hpcrail.models.couplers.hysteretic import connection_force
 from hpcrail.models.couplers.ltd_noninertial import NC_F, ltd_noninertial_force
-from hpcrail.models.ltd.build import ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN
 
 # rows of the per-sample record written by ltd_eval when record=True
 REC_POSITION, REC_COUPLER_FORCE, REC_DEFLECTION, REC_TRACTION, REC_BRAKE, REC_RESISTANCE, REC_GRADE, \
@@ -192,7 +192,7 @@ def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
     Returns the range's contributions to the four power integrals (traction, running resistance,
     air brake, coupler) [W].  ``ni``: the train has noninertial couplers, whose forces were solved
     before (:func:`_noninertial_forces`, ``p.ni_conn``); a constant, so each case compiles its own loop.
-    Source: paper 000 eqs (1)-(7).
+    Source: Bosso et al. 2024 eqs (1)-(7).
     """
     N = p.n_veh
     B = p.block
@@ -337,7 +337,7 @@ def ltd_rhs(t, y, p, dydt):
     """Right-hand side dy/dt = f(t, y) of the LTD model (integrator contract).
 
     ``y``, ``dydt``: float64[n] in the layout of :mod:`hpcrail.models.ltd.build`; SI units.
-    Source: paper 000 eqs (1)-(7).
+    Source: Bosso et al. 2024 eqs (1)-(7).
     """
     ltd_eval(t, y, p, dydt, p.no_record, False)
 
@@ -362,7 +362,6 @@ def ltd_observe_range(t, y, p, acc, j0, j1, s):
             vmax = v
         if v < vmin:
             vmin = v
-    h = ACC_HEAD
     s_k = s   # centre of vehicle k
     for k in range(j0, min(j1, M)):
         e = y[B * (k + 1)]
@@ -372,18 +371,11 @@ def ltd_observe_range(t, y, p, acc, j0, j1, s):
         else:
             f = _noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
         s_k -= p.center_dist[k] + e
-        if f > acc[h + k]:
-            acc[h + k] = f
+        envelope_update(acc, M, k, f, e)
         if f > fmax:
             fmax = f
-        if f < acc[h + M + k]:
-            acc[h + M + k] = f
         if f < fmin:
             fmin = f
-        if e > acc[h + 2 * M + k]:
-            acc[h + 2 * M + k] = e
-        if e < acc[h + 3 * M + k]:
-            acc[h + 3 * M + k] = e
     return vmax, vmin, fmax, fmin
 
 
@@ -391,21 +383,12 @@ def ltd_observe_range(t, y, p, acc, j0, j1, s):
 def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
     """Fold a range's extremes into the global metrics of ``acc`` (ranges in head-to-tail order give
     the monolithic result: the time of a maximum is the first step where it occurs)."""
-    if vmax > acc[ACC_VMAX]:
-        acc[ACC_VMAX] = vmax
-    if vmin < acc[ACC_VMIN]:
-        acc[ACC_VMIN] = vmin
-    if fmax > acc[ACC_FMAX]:
-        acc[ACC_FMAX] = fmax
-        acc[ACC_T_DRAFT] = t
-    if fmin < acc[ACC_FMIN]:
-        acc[ACC_FMIN] = fmin
-        acc[ACC_T_BUFF] = t
+    envelope_fold(t, acc, vmax, vmin, fmax, fmin)
 
 
 @njit(**JIT_NRT_FREE)
 def ltd_observe(t, y, p, acc):
-    """Accumulate the benchmark metrics over every accepted step (paper 000 Tables 1-2):
+    """Accumulate the benchmark metrics over every accepted step (Bosso et al. 2024 Tables 1-2):
     speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
     and a flag when the front of the train leaves the route."""
     vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, 0, p.n_veh, y[0])

@@ -1,4 +1,4 @@
-"""Assemble a vertical vehicle from its element list into the state-space form of paper 001.
+"""Assemble a vertical vehicle from its element list into the state-space form of Yu et al. 2023.
 
 Degrees of freedom q (m of them): the bounce z [m] of every body and the pitch β [rad] of bodies
 with a pitch inertia, in the order of ``vehicle.bodies`` (bounce before pitch).  z is positive
@@ -6,14 +6,14 @@ with a pitch inertia, in the order of ``vehicle.bodies`` (bounce before pitch). 
 frame, forward +) moves by z + (x − x_body)·β.  Coordinates are absolute, measured from the
 unloaded state in which every spring has its free length and every contact just touches.
 
-Each damper with rubber joints in series (paper 001 eq 16) contributes its stroke s [m] (the
-relative displacement of its two massless end nodes, Δz = z_d1 − z_d2 in paper 001 eq 17) as a
+Each damper with rubber joints in series (Yu et al. 2023 eq 16) contributes its stroke s [m] (the
+relative displacement of its two massless end nodes, Δz = z_d1 − z_d2 in Yu et al. 2023 eq 17) as a
 first-order state: with δ = z_top − z_bottom,
 
     c ṡ = k_e (δ − s),      compression force F = −k_e (δ − s),      k_e = 1/Σ(1/k_joint),
 
-which is paper 001 eq (18) (k_e = K_sd/2 for its two equal joints).  The state vector has the order
-of paper 001 eq (6)/(19):
+which is Yu et al. 2023 eq (18) (k_e = K_sd/2 for its two equal joints).  The state vector has the order
+of Yu et al. 2023 eq (6)/(19):
 
     X = [q̇ (m),  s (n),  q (m)]ᵀ,      Ẋ = A X + B_u u(t) + B_ud u̇(t) + b_g          (eq 7, 19)
 
@@ -21,7 +21,7 @@ with u the rail irregularity under each wheel (with its delay x_j/V), u̇ its ra
 Elements act with a compression force F (+ pushes the top point up and the bottom point down), so
 by virtual work the generalised force on dof i is Q_i = F·∂δ/∂q_i (springs F = −k δ, dampers
 F = −c δ̇, series dampers F = −k_e (δ − s), Hertz F = n_w (max(−δ, 0)/G)^{3/2}).  Nothing here
-is specific to a vehicle layout: the quarter vehicle and the full vertical vehicle of paper 001 are
+is specific to a vehicle layout: the quarter vehicle and the full vertical vehicle of Yu et al. 2023 are
 two element lists (``configs/vertical``).
 """
 from __future__ import annotations
@@ -31,9 +31,21 @@ import dataclasses
 import numpy as np
 
 from hpcrail.config.errors import ConfigError, ConfigIssue
-from hpcrail.config.vertical import Contact, Damper, SeriesDamper, Spring, Vehicle, parse_point
+import re
+from typing import Optional
 
 # element kind codes shared with the numba kernels
+#: a point of the vehicle: ``"body"``, ``"body@x_m"`` (x along the vehicle, forward +) or ``"rail@wheel"``
+POINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|"
+                   r"[A-Za-z_][A-Za-z0-9_]*))?\s*$")
+
+
+def parse_point(text: str) -> tuple[str, Optional[str]]:
+    """``"body"`` → ("body", None); ``"body@9.0"`` → ("body", "9.0"); ``"rail@w1"`` → ("rail", "w1")."""
+    m = POINT.match(text)
+    return m.group(1), m.group(2)
+
+
 SPRING, DAMPER, SERIES_DAMPER, CONTACT_LINEAR, CONTACT_HERTZ = range(5)
 KIND_NAMES = ("spring", "damper", "series_damper", "contact_linear", "contact_hertz")
 #: maximum number of (dof, coefficient) terms of δ = z_top − z_bottom (bounce + pitch at each end)
@@ -107,8 +119,10 @@ class Assembly:
         return slice(0, m), slice(m, m + n), slice(m + n, 2 * m + n)
 
 
-def assemble(vehicle: Vehicle, file: str = "(scenario)") -> Assembly:
-    """Build the :class:`Assembly` of a validated :class:`~hpcrail.config.vertical.Vehicle`.
+def assemble(vehicle, file: str = "(scenario)") -> Assembly:
+    """Build the :class:`Assembly` of a validated vehicle (:class:`~hpcrail.kinds.vertical.schema.Vehicle`:
+    bodies, wheels, element types by ``kind`` — spring, damper, series_damper, contact — and elements
+    between points).
 
     Raises :class:`ConfigError` for references the schema checks did not catch (defensive).
     """
@@ -167,15 +181,15 @@ def assemble(vehicle: Vehicle, file: str = "(scenario)") -> Assembly:
             ed.wheel, ed.rail_sign = wt, 1.0
         elif wb >= 0:
             ed.wheel, ed.rail_sign = wb, -1.0
-        if isinstance(typ, Spring):
+        if typ.kind == "spring":
             ed.kind, ed.stiffness = SPRING, typ.stiffness_N_per_m
-        elif isinstance(typ, Damper):
+        elif typ.kind == "damper":
             ed.kind, ed.damping = DAMPER, typ.damping_Ns_per_m
-        elif isinstance(typ, SeriesDamper):
+        elif typ.kind == "series_damper":
             ed.kind, ed.damping, ed.stiffness = SERIES_DAMPER, typ.damping_Ns_per_m, typ.series_stiffness
             ed.node = node
             node += 1
-        elif isinstance(typ, Contact):
+        elif typ.kind == "contact":
             if typ.law == "linear":
                 ed.kind, ed.stiffness = CONTACT_LINEAR, typ.stiffness_N_per_m
             else:

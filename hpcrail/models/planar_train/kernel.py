@@ -1,6 +1,6 @@
-"""Numba kernels of the planar train with inertial or noninertial couplers (paper 002).
+"""Numba kernels of the planar train with inertial or noninertial couplers (Massa et al. 2012).
 
-Car bodies (trajectory coordinates s, y, ψ_r on the track; see ``planar_build``) — Newton-Euler in the
+Car bodies (trajectory coordinates s, y, ψ_r on the track; see :mod:`hpcrail.models.planar_train.build`) — Newton-Euler in the
 track frame.  With R = r(s) + y n(s), ψ = θ(s) + ψ_r:
 
     R̈·t = (1 − κy) s̈ − κ' y ṡ² − 2κ ẏ ṡ,   R̈·n = ÿ + κ(1 − κy) ṡ²,   ψ̈ = κ s̈ + κ' ṡ² + ψ̈_r
@@ -13,7 +13,7 @@ Applied forces on a car: traction/resistance along the car axis, lateral guidanc
 two bogie centres (towards the track centre line at s ± b), the horizontal component m g tan φ of the
 rail reaction on superelevated track (φ = asin(e / rail spacing)), and the coupler forces.
 
-**Noninertial couplers** (paper 002 §7-8): per coupler and evaluation, Newton-Raphson on the
+**Noninertial couplers** (Massa et al. 2012 §7-8): per coupler and evaluation, Newton-Raphson on the
 quasistatic equilibrium (kinematics.coupler_newton, warm-started from ``params.ni_x``), the
 noninertial velocities from the velocity-level equations (eq 43), then the forces the massless coupler
 transmits to each car: along the car axis the draft-gear force F_B = k_B d + c_B ḋ (eq 31), across it
@@ -45,8 +45,9 @@ from hpcrail.models.couplers.kinematics import (
     G_PHIA, G_PHIB, G_QA, G_QB, NS_FAIL, NS_ITER, NS_K_FAIL, NS_MAXIT, NS_SOLVES, NS_T_FAIL, coupler_geometry,
     coupler_newton, knuckle_displacement, knuckle_force, knuckle_rate, noninertial_rates,
 )
-from hpcrail.models.couplers.planar_build import (
-    ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFTRACK, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, CO_AA, CO_AB, CO_E, CO_F,
+from hpcrail.models.couplers.envelope import ACC_HEAD, ACC_OFFROUTE, N_ENV, envelope_fold, envelope_update
+from hpcrail.models.planar_train.build import (
+    CO_AA, CO_AB, CO_E, CO_F,
     F_HOLD_SPEED, W_C, W_FRES, W_FTR, W_FX, W_FY, W_K, W_KP, W_MZ, W_S, W_SPOS, W_TANPHI, W_TX, W_TY, W_V,
     W_VX, W_VY, W_W, W_X, W_Y, W_YD, W_YL,
 )
@@ -652,8 +653,8 @@ def _checksum(y):
 def planar_rhs(t, y, p, dydt):
     """Right-hand side dy/dt = f(t, y) of the planar train (integrator contract).
 
-    ``y``, ``dydt``: float64[n] in the layout of :mod:`hpcrail.models.couplers.planar_build`; SI
-    units.  Source: paper 002 (Massa et al. 2012) eqs 24-45.  NaN derivatives signal a failed
+    ``y``, ``dydt``: float64[n] in the layout of :mod:`hpcrail.models.planar_train.build`; SI
+    units.  Source: Massa et al. 2012 eqs 24-45.  NaN derivatives signal a failed
     noninertial Newton iteration.
     """
     planar_eval(t, y, p, dydt, p.no_rec_car, p.no_rec_cpl, False)
@@ -661,8 +662,9 @@ def planar_rhs(t, y, p, dydt):
 
 @njit(**JIT_NRT_FREE)
 def planar_observe(t, y, p, acc):
-    """Accumulate over every accepted step: maximum speed, per-coupler extreme force and deflection
-    (+ draft), largest |shank angle| per end, times of the extreme forces, off-track flag."""
+    """Accumulate over every accepted step (layout of :mod:`hpcrail.models.couplers.envelope`): speed
+    extremes, per-coupler extreme force and deflection (+ draft), times of the extreme forces, off-track
+    flag, and after the envelopes the largest |shank angle| per coupler end (2 blocks of M)."""
     N = p.n_car
     M = p.n_cpl
     if not (p.last_eval[0] == t and p.last_eval[1] == _checksum(y)):
@@ -674,38 +676,33 @@ def planar_observe(t, y, p, acc):
             if s + p.bogie_b[j] > p.trk_end or s - p.bogie_b[j] < p.trk_s0:
                 off = 1
     if off:
-        acc[ACC_OFFTRACK] = 1.0
-    vmax = acc[ACC_VMAX]
+        acc[ACC_OFFROUTE] = 1.0
+    vmax = -np.inf
+    vmin = np.inf
     for j in range(N):
         v = y[6 * j + 3]
         if v > vmax:
             vmax = v
-    acc[ACC_VMAX] = vmax
-    h = ACC_HEAD
+        if v < vmin:
+            vmin = v
+    fmax = -np.inf
+    fmin = np.inf
+    h = ACC_HEAD + N_ENV * M   # shank-angle blocks after the coupler envelopes
     co = p.cpl_out
     for k in range(M):
         f = co[k, CO_F]
-        e = co[k, CO_E]
-        if f > acc[h + k]:
-            acc[h + k] = f
-            if f > acc[ACC_FMAX]:
-                acc[ACC_FMAX] = f
-                acc[ACC_T_DRAFT] = t
-        if f < acc[h + M + k]:
-            acc[h + M + k] = f
-            if f < acc[ACC_FMIN]:
-                acc[ACC_FMIN] = f
-                acc[ACC_T_BUFF] = t
-        if e > acc[h + 2 * M + k]:
-            acc[h + 2 * M + k] = e
-        if e < acc[h + 3 * M + k]:
-            acc[h + 3 * M + k] = e
+        envelope_update(acc, M, k, f, co[k, CO_E])
+        if f > fmax:
+            fmax = f
+        if f < fmin:
+            fmin = f
         aa = abs(co[k, CO_AA])
         ab = abs(co[k, CO_AB])
-        if aa > acc[h + 4 * M + k]:
-            acc[h + 4 * M + k] = aa
-        if ab > acc[h + 5 * M + k]:
-            acc[h + 5 * M + k] = ab
+        if aa > acc[h + k]:
+            acc[h + k] = aa
+        if ab > acc[h + M + k]:
+            acc[h + M + k] = ab
+    envelope_fold(t, acc, vmax, vmin, fmax, fmin)
 
 
 @njit(**JIT)

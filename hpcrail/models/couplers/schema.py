@@ -1,20 +1,19 @@
-"""Schema parts of the coupler with kinematic degrees of freedom of paper 002 (Massa et al. 2012,
-Table 1): draft gear / EOC slider, shank, knuckle and the Newton-Raphson settings of the noninertial
-model.  Shared by the ``planar_train`` kind and the LTD connection type ``noninertial``."""
+"""YAML blocks of the coupler with kinematic degrees of freedom (Massa et al. 2012, Table 1): draft
+gear / EOC slider, shank, knuckle and the Newton-Raphson settings of the noninertial model.  Shared
+by the ``planar_train`` kind and the LTD coupler law ``noninertial``; the physics is
+:mod:`hpcrail.models.couplers.kinematics`.  (No numba: validating a scenario imports this module.)"""
 from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+from hpcrail.config.base import Strict
 
 
 class DraftGear(Strict):
     """Draft gear / end-of-car cushioning device: a slider on a prismatic joint along the car axis with
-    a spring-damper to the car body (paper 002 eq 31, Table 1)."""
+    a spring-damper to the car body (Massa et al. 2012 eq 31, Table 1)."""
 
     stiffness_N_per_m: float = Field(3.0e7, gt=0, description="k_B")
     damping_Ns_per_m: float = Field(2.5e5, ge=0, description="c_B")
@@ -23,10 +22,10 @@ class DraftGear(Strict):
 
 
 class Shank(Strict):
-    """Coupler shank pinned to the slider, rotating by the shank angle alpha (paper 002 eqs 27-30, 35)."""
+    """Coupler shank pinned to the slider, rotating by the shank angle alpha (Massa et al. 2012 eqs 27-30, 35)."""
 
-    length_m: float = Field(0.6, gt=0, description="from the pin to the knuckle point Q (ASSUMED: paper "
-                            "002 does not give it)")
+    length_m: float = Field(0.6, gt=0, description="from the pin to the knuckle point Q (ASSUMED: Massa et al. "
+                            "2012 do not give it)")
     torsional_stiffness_Nm_per_rad: float = Field(3.0e7, gt=0, description="k_r")
     torsional_damping_Nms_per_rad: float = Field(1.0e5, ge=0, description="c_r")
     rest_angle_rad: float = Field(0.0, description="alpha_0")
@@ -36,7 +35,7 @@ class Shank(Strict):
 
 
 class Knuckle(Strict):
-    """Knuckle spring-damper between the two shank ends Q (paper 002 eq 37).  A zero free length makes
+    """Knuckle spring-damper between the two shank ends Q (Massa et al. 2012 eq 37).  A zero free length makes
     it an isotropic (vector) spring-damper."""
 
     stiffness_N_per_m: float = Field(5.0e8, gt=0, description="k_rr")
@@ -45,7 +44,7 @@ class Knuckle(Strict):
 
 
 class Newton(Strict):
-    """Newton-Raphson on the quasistatic coupler equilibrium Q_ni = 0 (paper 002 eq 42)."""
+    """Newton-Raphson on the quasistatic coupler equilibrium Q_ni = 0 (Massa et al. 2012 eq 42)."""
 
     tolerance_m: float = Field(1e-11, gt=0, description="converged when every update |Δd| and "
                                "|Δalpha|·shank length is below this")

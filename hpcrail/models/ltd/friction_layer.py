@@ -1,11 +1,12 @@
-"""Build an LTD consist with dry-friction draft gears (paper 003) from a validated scenario.
+"""The dry-friction layer of an LTD consist (Oprea 2018): runtime parameters, model, state and
+accumulator layouts.  The scenario → model translation is :func:`hpcrail.kinds.ltd.friction_layer.build_friction`.
 
 Layering: the friction model *is* the LTD model of :mod:`hpcrail.models.ltd` plus the dry-friction
 forces.  Every ``kind: friction`` connection type is handed to the LTD builder as its smooth part — a
 linear spring-damper with the same slack — so traction, resistance, grade, air brake and every other
 connection law of any LTD consist come from the LTD kernel unchanged; the friction kernels
-(:mod:`hpcrail.models.friction.kernel`) add the friction force T_k of each friction connection on
-top, either event-driven (paper 003 §3-4) or regularised.
+(:mod:`hpcrail.models.ltd.friction_kernel`) add the friction force T_k of each friction connection on
+top, either event-driven (Oprea 2018 §3-4) or regularised.
 
 State: the LTD state (layout of :mod:`hpcrail.models.ltd.build`) followed by one state, the work
 absorbed by the friction elements W_f = ∫ Σ T_k ė_k dt [J] (+ the kinetic energy removed by the
@@ -20,17 +21,15 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.config.scenario import FrictionDraftGear, LinearConnection, Scenario
-from hpcrail.models.couplers.friction import LAW_COULOMB, LAW_STRIBECK, MODE_OFF, REG_LINEAR, REG_TANH
-from hpcrail.models.ltd.build import ACC_HEAD, LTDModel, LTDParams, build_ltd
+from hpcrail.models.ltd.build import LTDModel, LTDParams
 
 TREAT_EVENT_DRIVEN = 0
 TREAT_REGULARISED = 1
 
-#: event functions per connection (see kernel.ed_guard)
+#: event functions per connection (see friction_kernel.ed_guard)
 N_GUARDS = 3
 
-#: friction section of the accumulator, after the LTD layout (ACC_HEAD + 4M):
+#: friction section of the accumulator, after the coupler envelopes (models.couplers.envelope, ACC_HEAD + 4M):
 #: [0] time of the previous observation, then per connection (M each): inside-band flag, entry time
 #: of the current stay in the band, number of stick phases, total stick time [s], |ė| at the previous
 #: observation [m/s] (band crossings are timed by linear interpolation between observations)
@@ -104,85 +103,3 @@ class FrictionModel:
     @property
     def event_driven(self) -> bool:
         return self.params.treatment == TREAT_EVENT_DRIVEN
-
-
-def has_friction(sc: Scenario) -> bool:
-    """True when a connection of the consist is a ``kind: friction`` draft gear."""
-    return any(isinstance(sc.connection_types[n], FrictionDraftGear) for n in sc.connection_type_names())
-
-
-def smooth_part(sc: Scenario) -> Scenario:
-    """The scenario with every friction connection type replaced by its spring-damper part (same slack);
-    the LTD builder sees only laws it knows."""
-    ct = {}
-    for name, c in sc.connection_types.items():
-        if isinstance(c, FrictionDraftGear):
-            ct[name] = LinearConnection.model_construct(kind="linear", stiffness_MN_per_m=c.stiffness_MN_per_m,
-                                                        damping_kNs_per_m=c.damping_kNs_per_m, slack_mm=c.slack_mm)
-        else:
-            ct[name] = c
-    return sc.model_copy(update={"connection_types": ct})
-
-
-def build_friction(sc: Scenario) -> FrictionModel:
-    """Convert a validated scenario with friction draft gears to a :class:`FrictionModel`.
-
-    Raises ``ValueError`` if the consist has no friction connection.
-    """
-    if not has_friction(sc):
-        raise ValueError(f"scenario {sc.name!r} has no 'kind: friction' connection")
-    ltd = build_ltd(smooth_part(sc))
-    p = ltd.params
-    N = p.n_veh
-    M = N - 1
-    names = sc.connection_type_names()
-    fr_on = np.zeros(M, np.int64)
-    gap = np.zeros((M, 2))
-    inv_ramp = np.zeros(M)
-    ts = np.zeros(M)
-    tc = np.zeros(M)
-    law = np.zeros(M, np.int64)
-    inv_vs = np.zeros(M)
-    delta = np.ones(M)
-    for k, name in enumerate(names):
-        c = sc.connection_types[name]
-        if not isinstance(c, FrictionDraftGear):
-            continue
-        fr_on[k] = 1
-        g = 0.5 * c.slack_mm * 1e-3
-        gap[k] = (g, g)
-        inv_ramp[k] = 1e3 if g > 0 else 0.0      # the LTD damper's engagement ramp (1 mm)
-        ts[k] = c.static_friction_kN * 1e3
-        tc[k] = c.kinetic_kN() * 1e3
-        law[k] = LAW_STRIBECK if c.kinetic_law == "stribeck" else LAW_COULOMB
-        inv_vs[k] = 1.0 / c.stribeck_speed_mps
-        delta[k] = c.stribeck_exponent
-    fn = sc.friction
-    eta = fn.stick_band_mps
-    # the band exit is a force discontinuity when T_kin(η) differs from T_sMax
-    tk_eta = np.where(law == LAW_STRIBECK, tc + (ts - tc) * np.exp(-((eta * inv_vs) ** delta)), tc)
-    leave = (np.abs(tk_eta - ts) > 1e-12 * np.maximum(ts, 1.0)).astype(np.int64) * fr_on
-    m_eff = 1.0 / p.inv_mass_eff
-    ascale = np.where(fr_on == 1, np.maximum(ts, 1.0) * (1.0 / m_eff[:-1] + 1.0 / m_eff[1:]), 1.0)
-    n_ltd = ltd.y0.size
-    n = n_ltd + 1
-    L = int(fn.max_mode_changes)
-    acc_off = ACC_HEAD + 4 * M
-    params = FrictionParams(
-        ltd=p, treatment=TREAT_EVENT_DRIVEN if fn.treatment == "event_driven" else TREAT_REGULARISED,
-        i_work=n_ltd, acc_off=acc_off, eta=float(eta), project=int(fn.stick_velocity == "project"),
-        reg_law=REG_TANH if fn.regularisation == "tanh" else REG_LINEAR,
-        reg_inv_w=1.0 / fn.regularisation_width_mps, min_stick=float(fn.stick_min_duration_s),
-        tol_force=1e-9, tol_acc=1e-9 * float(np.min(ascale)), max_select_iter=int(10 * M + 50),
-        fr_on=fr_on, fr_gap=gap, fr_inv_ramp=inv_ramp, fr_ts=ts, fr_tc=tc, fr_law=law, fr_inv_vs=inv_vs,
-        fr_delta=delta, fr_leave=leave, m_eff=m_eff,
-        mode=np.full(M, MODE_OFF, np.int64), mode_new=np.zeros(M, np.int64), cand=np.zeros(M, np.int64),
-        lim=np.zeros(M), T=np.zeros(M), a=np.zeros(N), a0=np.zeros(N), dydt=np.zeros(n),
-        log_t=np.zeros(L), log_k=np.zeros(L, np.int64), log_m=np.zeros(L, np.int64), log_n=np.zeros(1, np.int64),
-        fail=np.zeros(1, np.int64),
-    )
-    y0 = np.concatenate([ltd.y0, [0.0]])
-    atol_scale = np.concatenate([ltd.atol_scale, [1e3]])
-    acc0 = np.concatenate([ltd.acc0, np.zeros(1 + N_FACC_BLOCKS * M)])
-    return FrictionModel(params=params, ltd=ltd, y0=y0, atol_scale=atol_scale, acc0=acc0,
-                         friction_couplers=np.flatnonzero(fr_on) + 1, mode0=params.mode.copy())

@@ -1,5 +1,5 @@
 """Typed schema of a ``model: planar_train`` scenario: planar car bodies joined by couplers with
-kinematic degrees of freedom (paper 002, Massa et al. 2012, §6-§8), inertial or noninertial.
+kinematic degrees of freedom (Massa et al. 2012, §6-§8), inertial or noninertial.
 
 Field names carry their units when they are not plain SI (``degree_of_curve``, ``superelevation_mm``)
 and, for clarity, also when they are (``mass_kg``).  Unknown keys are errors; every field is reachable
@@ -17,9 +17,10 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
-from hpcrail.config.coupler_parts import DraftGear, Knuckle, Newton, Shank
+from hpcrail.config.base import Strict
 from hpcrail.config.errors import ConfigIssue
-from hpcrail.config.scenario import Integrator, Strict
+from hpcrail.config.integrator import Integrator
+from hpcrail.models.couplers.schema import DraftGear, Knuckle, Newton, Shank
 
 #: US railroad degree of curve (arc definition): R = 5729.578 ft / D = 1746.38 m / D
 FEET = 0.3048
@@ -35,7 +36,7 @@ class Guidance(Strict):
 
 
 class CarType(Strict):
-    """A planar car body (longitudinal, lateral, yaw).  Paper 002 Table 2 gives mass and inertias."""
+    """A planar car body (longitudinal, lateral, yaw).  Massa et al. 2012 Table 2 give mass and inertias."""
 
     kind: Literal["wagon", "locomotive"] = "wagon"
     mass_kg: float = Field(..., gt=0)
@@ -171,7 +172,7 @@ class Output(Strict):
 
 
 class PlanarTrainScenario(Strict):
-    """Planar multi-car train with inertial or noninertial couplers (paper 002)."""
+    """Planar multi-car train with inertial or noninertial couplers (Massa et al. 2012)."""
 
     model: Literal["planar_train"] = "planar_train"
     name: str = Field(..., pattern=r"^[A-Za-z0-9_.\-]+$")

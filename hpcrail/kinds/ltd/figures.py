@@ -1,8 +1,8 @@
-"""Figures and checks of friction draft-gear runs (paper 003, Oprea 2018, Figs 3-5).
+"""Run figures of the LTD kind and the check of friction draft-gear runs (Oprea 2018, Figs 3-5).
 
 :func:`friction_figures` writes, from a result dataset with dry-friction connections,
 
-* ``relative_velocity.png`` — connection extension rates v_k − v_{k+1} (paper 003 Fig 3: zero while
+* ``relative_velocity.png`` — connection extension rates v_k − v_{k+1} (Oprea 2018 Fig 3: zero while
   sticking),
 * ``relative_displacement.png`` — connection deflections (Fig 4: constant while sticking, the
   stationary values decreasing from the head to the tail),
@@ -32,7 +32,7 @@ def friction_figures(ds: xr.Dataset, out_dir: str | Path, coupler: int = 4, max_
                      t_max: float | None = None) -> list[Path]:
     """Write the three figures as PNG into ``out_dir``; returns their paths.
 
-    ``coupler``: 1-based connection for the force figure (paper 003 Fig 5 shows the 4th);
+    ``coupler``: 1-based connection for the force figure (Oprea 2018 Fig 5 shows the 4th);
     ``max_lines``: at most this many connections per figure (evenly spread over a long train);
     ``t_max``: end of the time axis [s] (default: the whole run).
 
@@ -59,9 +59,9 @@ def friction_figures(ds: xr.Dataset, out_dir: str | Path, coupler: int = 4, max_
     paths = []
     for var, ylabel, fname, scale, title in (
             ("relative_velocity", "relative velocity v_k − v_k+1 [m/s]", "relative_velocity.png", 1.0,
-             "relative velocities (paper 003 Fig 3)"),
+             "relative velocities (Oprea 2018 Fig 3)"),
             ("coupler_deflection", "relative displacement (deflection) [mm]", "relative_displacement.png", 1e3,
-             "relative displacements (paper 003 Fig 4)")):
+             "relative displacements (Oprea 2018 Fig 4)")):
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for c, k in zip(cols, ks):
             ax.plot(t, sel[var].sel(coupler=k).values * scale, color=c, lw=1.2, label=f"{k}: vehicles {k}-{k + 1}")
@@ -83,7 +83,7 @@ def friction_figures(ds: xr.Dataset, out_dir: str | Path, coupler: int = 4, max_
     ax.plot(t, tf, color="tab:red", lw=1.0, ls=":", label="friction part")
     ax.set_xlabel("time [s]")
     ax.set_ylabel(f"connection {coupler} force [kN] (+ draft)")
-    ax.set_title(f"{name}: force of connection {coupler} (paper 003 Fig 5), {treat}")
+    ax.set_title(f"{name}: force of connection {coupler} (Oprea 2018 Fig 5), {treat}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -98,7 +98,8 @@ def scenario_of(ds: xr.Dataset):
     """The validated scenario stored in a result dataset (``config_yaml`` attribute)."""
     import yaml
 
-    from hpcrail.config import Document, validate_document
+    from hpcrail.config import Document
+    from hpcrail.kinds import validate_document
 
     return validate_document(Document(tree=yaml.safe_load(ds.attrs["config_yaml"]), root_file="<dataset>"))
 
@@ -111,7 +112,7 @@ def stationary_check(ds: xr.Dataset) -> dict:
     = Σ applied forces / Σ M (traction, resistance, brake and grade forces; effective masses),
     ``force`` float64[N−1] the connection forces [N] and ``force_rigid`` float64[N−1] the forces that
     accelerate the vehicles behind each connection with ``accel_rigid`` — F·(n−k)/n for n equal
-    masses pulled by F at the head (paper 003 §5).
+    masses pulled by F at the head (Oprea 2018 §5).
     """
     sc = scenario_of(ds)
     vt = [sc.vehicle_types[n] for n in sc.vehicle_type_names()]

@@ -4,35 +4,26 @@ Field names carry their units when they are not SI (``mass_t``, ``speed_kmh``, `
 ``force_kN``); the model builders convert everything to SI.  Unknown keys are errors.  Every field is
 reachable by a dotted ``--set`` path, the same paths a sweep varies.
 
-Sources: paper 000 (Bosso et al. 2024) eqs (1)-(7) for the LTD model; MODELS.md §1 for units.
+Sources: Bosso et al. 2024 eqs (1)-(7) for the LTD model.  Connection laws: :mod:`hpcrail.kinds.ltd.couplers`.
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional, Union
+from typing import Literal, Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from hpcrail.config.coupler_parts import DraftGear, Knuckle, Newton, Shank
+from hpcrail.config.base import Strict
 from hpcrail.config.errors import ConfigIssue
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
-def _strictly_increasing(v: list[float], what: str) -> list[float]:
-    if len(v) >= 2 and np.any(np.diff(np.asarray(v, float)) <= 0):
-        i = int(np.argmax(np.diff(np.asarray(v, float)) <= 0))
-        raise ValueError(f"{what} must be strictly increasing (entry {i + 1} = {v[i + 1]} follows {v[i]})")
-    return v
+from hpcrail.config.integrator import Integrator
+from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
 
 
 # ------------------------------------------------------------------------------------------------
 # vehicles
 # ------------------------------------------------------------------------------------------------
 class Davis(Strict):
-    """Modified Davis running resistance, paper 000 eq (6) (AREA 1970, SI form):
+    """Modified Davis running resistance, Bosso et al. 2024 eq (6) (AREA 1970, SI form):
     F [N] = m[kg]/1000 · [Q_ad (a + b/P_ax + c V + d V²/(P_ax n_ax)) + curve/|R_c| + g i_s],
     V in km/h, P_ax in t/axle, R_c in m, i_s in ‰ (the grade term is applied by the route)."""
 
@@ -92,7 +83,7 @@ class TractionCurves(Strict):
             raise ValueError("needs at least two speeds")
         if v[0] != 0:
             raise ValueError("the speed table must start at 0 km/h")
-        return _strictly_increasing(v, "speed_kmh")
+        return strictly_increasing(v, "speed_kmh")
 
     @model_validator(mode="after")
     def _shapes(self):
@@ -142,159 +133,6 @@ class VehicleType(Strict):
         if self.kind == "wagon" and self.traction is not None:
             raise ValueError("a wagon cannot have 'traction'; set kind: locomotive")
         return self
-
-
-# ------------------------------------------------------------------------------------------------
-# connections (couplers, draft gears, rigid bars)
-# ------------------------------------------------------------------------------------------------
-class GearCurves(Strict):
-    """Loading and unloading curves of a draft gear beyond the slack (paper 000 eq 7).
-
-    ``deflection_mm`` starts at 0 (the end of the slack) and increases strictly; ``loading_kN``
-    starts at 0 and never decreases; ``unloading_kN`` (or ``unloading_ratio`` × loading) lies
-    between 0 and the loading curve.  Beyond the last point the gear is solid: both curves continue
-    with the end-stop stiffness.
-    """
-
-    deflection_mm: list[float]
-    loading_kN: list[float]
-    unloading_kN: Optional[list[float]] = None
-    unloading_ratio: Optional[float] = Field(None, ge=0, le=1)
-
-    @model_validator(mode="after")
-    def _check(self):
-        x, fl = self.deflection_mm, self.loading_kN
-        if len(x) < 2:
-            raise ValueError("deflection_mm needs at least two points")
-        if x[0] != 0:
-            raise ValueError(f"deflection_mm must start at 0 (the end of the slack), got {x[0]}")
-        _strictly_increasing(x, "deflection_mm")
-        if len(fl) != len(x):
-            raise ValueError(f"loading_kN has {len(fl)} values, deflection_mm has {len(x)}")
-        if fl[0] != 0:
-            raise ValueError(f"loading_kN must start at 0 (no force at the end of the slack), got {fl[0]}")
-        if np.any(np.diff(fl) < 0):
-            raise ValueError("loading_kN must not decrease with deflection (non-monotonic coupler table)")
-        if (self.unloading_kN is None) == (self.unloading_ratio is None):
-            raise ValueError("give exactly one of unloading_kN or unloading_ratio")
-        if self.unloading_kN is not None:
-            fu = self.unloading_kN
-            if len(fu) != len(x):
-                raise ValueError(f"unloading_kN has {len(fu)} values, deflection_mm has {len(x)}")
-            if fu[0] != 0 or min(fu) < 0:
-                raise ValueError("unloading_kN must start at 0 and be non-negative")
-            if np.any(np.diff(fu) < 0):
-                raise ValueError("unloading_kN must not decrease with deflection (non-monotonic coupler table)")
-            if any(u > l_ + 1e-9 for u, l_ in zip(fu, fl)):
-                raise ValueError("unloading_kN must not exceed loading_kN")
-        return self
-
-    def unloading(self) -> list[float]:
-        if self.unloading_kN is not None:
-            return list(self.unloading_kN)
-        return [self.unloading_ratio * f for f in self.loading_kN]
-
-
-class HystereticCoupler(Strict):
-    """Coupler / draft-gear connection with slack and hysteresis, paper 000 eq (7)."""
-
-    kind: Literal["hysteretic"] = "hysteretic"
-    slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
-    stiffness_scale: float = Field(1.0, gt=0, description="multiplies the forces of the loading and unloading "
-                                   "curves of both sides (a softer or stiffer draft gear of the same shape; the "
-                                   "end stop is not scaled)")
-    draft: GearCurves
-    buff: Optional[GearCurves] = None
-    end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, description="solid-gear stiffness beyond the table")
-    transition_speed_mps: float = Field(0.01, gt=0, description="v_ε of eq (7)")
-    damping_kNs_per_m: float = Field(0.0, ge=0, description="extra viscous damping while engaged (numerical)")
-
-    def buff_curves(self) -> GearCurves:
-        return self.buff if self.buff is not None else self.draft
-
-
-class RigidBar(Strict):
-    """Slackless drawbar joining a wagon pair: linear spring-damper, no hysteresis."""
-
-    kind: Literal["rigid_bar"] = "rigid_bar"
-    stiffness_MN_per_m: float = Field(80.0, gt=0)
-    damping_kNs_per_m: float = Field(100.0, ge=0)
-
-
-class LinearConnection(Strict):
-    """Linear spring-damper with optional slack (analytic tests, simple studies)."""
-
-    kind: Literal["linear"] = "linear"
-    stiffness_MN_per_m: float = Field(..., gt=0)
-    damping_kNs_per_m: float = Field(0.0, ge=0)
-    slack_mm: float = Field(0.0, ge=0)
-
-
-class FrictionDraftGear(Strict):
-    """Dry-friction draft gear / buffer (paper 003, Oprea 2018): a spring, an optional viscous damper
-    and a dry-friction element in parallel, engaged beyond an optional slack.
-
-    Friction (paper 003 eqs 5-7): sticking while the extension rate is inside the Karnopp band
-    (``friction.stick_band_mps``), with any static force up to ``static_friction_kN`` (T_sMax);
-    sliding with the kinetic law — Coulomb T_kin = ``kinetic_friction_kN`` (default: equal to the
-    static limit, as in paper 003) or Stribeck T_kin = T_c + (T_sMax − T_c)·exp(−(|ė|/v_s)^δ).
-    Inside the slack the gear carries no force; beyond it the friction limit ramps in over 1 mm (the
-    ramp of the LTD damper).  How the non-smooth friction is integrated (event-driven or
-    regularised) is chosen by the scenario's ``friction:`` block.
-    """
-
-    kind: Literal["friction"] = "friction"
-    stiffness_MN_per_m: float = Field(..., ge=0, description="spring stiffness k (paper 003 Table 1: 0.1 MN/m)")
-    damping_kNs_per_m: float = Field(0.0, ge=0, description="viscous damping c in parallel (paper 003: 0)")
-    slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
-    static_friction_kN: float = Field(..., gt=0, description="static friction limit T_sMax")
-    kinetic_law: Literal["coulomb", "stribeck"] = Field("coulomb", description="sliding friction law")
-    kinetic_friction_kN: Optional[float] = Field(None, ge=0, description="Coulomb level T_c of the sliding "
-                                                 "friction (default: static_friction_kN)")
-    stribeck_speed_mps: float = Field(0.01, gt=0, description="Stribeck speed v_s")
-    stribeck_exponent: float = Field(2.0, gt=0, description="Stribeck exponent δ")
-
-    @model_validator(mode="after")
-    def _kinetic(self):
-        if self.kinetic_friction_kN is not None and self.kinetic_friction_kN > self.static_friction_kN:
-            raise ValueError(f"kinetic_friction_kN ({self.kinetic_friction_kN}) must not exceed static_friction_kN "
-                             f"({self.static_friction_kN})")
-        return self
-
-    def kinetic_kN(self) -> float:
-        return self.static_friction_kN if self.kinetic_friction_kN is None else self.kinetic_friction_kN
-
-
-class NoninertialConnection(Strict):
-    """Coupler with kinematic degrees of freedom whose inertia is neglected (paper 002, Massa et al.
-    2012): draft gear/EOC slider and shank at each vehicle end, knuckle between the shanks, solved by
-    Newton-Raphson for its quasistatic equilibrium.  In the LTD consist the vehicles follow the track
-    centre line (bogie centres on it) and the curvature between the two vehicle centres comes from the
-    route (see hpcrail.models.couplers.ltd_noninertial).  The coupler's knuckle sits at the vehicle
-    ends: x_P = length/2 − l_0 − l_s − l_r0/2."""
-
-    kind: Literal["noninertial"] = "noninertial"
-    draft_gear: DraftGear = DraftGear()
-    shank: Shank = Shank()
-    knuckle: Knuckle = Knuckle()
-    newton: Newton = Newton()
-    bogie_spacing_ratio: float = Field(0.7, gt=0, lt=1, description="bogie-centre distance / vehicle length "
-                                       "(both vehicles; ASSUMED typical value)")
-
-
-def _connection_kind(v):
-    if isinstance(v, dict):
-        return v.get("kind", "hysteretic")
-    return getattr(v, "kind", None)
-
-
-#: discriminated on ``kind`` (default ``hysteretic``): an error inside one connection type is reported once,
-#: against that kind, not once per union member
-ConnectionType = Annotated[
-    Union[Annotated[HystereticCoupler, Tag("hysteretic")], Annotated[RigidBar, Tag("rigid_bar")],
-          Annotated[LinearConnection, Tag("linear")], Annotated[FrictionDraftGear, Tag("friction")],
-          Annotated[NoninertialConnection, Tag("noninertial")]],
-    Discriminator(_connection_kind)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -422,7 +260,7 @@ class Driver(Strict):
 
 
 class AirBrake(Strict):
-    """Empirical air brake (Wu et al. 2021 family, cited by paper 000): the brake-pipe signal
+    """Empirical air brake (the Wu et al. 2021 family cited by Bosso et al. 2024): the brake-pipe signal
     propagates from the lead vehicle at the propagation speed (modelled as a chain of first-order
     lags, one per vehicle, whose delays add up to distance/speed), cylinders fill with a first-order
     lag, shoes produce μ(V)·N."""
@@ -436,57 +274,6 @@ class AirBrake(Strict):
     apply_time_constant_s: float = Field(4.0, gt=0)
     emergency_time_constant_s: float = Field(2.0, gt=0)
     release_time_constant_s: float = Field(10.0, gt=0)
-
-
-class Integrator(Strict):
-    """Integrator settings; ``method`` is any registered name or alias (``hpcrail integrators`` lists them:
-    rk4, abm4, dopri5/ode45, bdf, ndf/ode15s, radau5/radau, trbdf2/ode23tb, implicit_euler,
-    trapezoidal, linear_implicit_euler), so a sweep can vary it like any other field."""
-
-    method: str = "rk4"
-    step_s: Optional[float] = Field(None, gt=0, description="fixed step (fixed-step methods) or initial step")
-    rtol: float = Field(1e-6, gt=0, lt=1)
-    atol: float = Field(1e-6, gt=0)
-    max_steps: int = Field(200_000_000, ge=1)
-    max_step_s: Optional[float] = Field(None, gt=0)
-    min_step_s: float = Field(0.0, ge=0)
-    jacobian: Literal["auto", "analytic", "finite_difference", "dense"] = Field(
-        "auto", description="implicit methods: the model's analytic Jacobian (auto, analytic), finite differences "
-        "on its sparsity pattern, or finite differences with a dense LU (the 'JAC OFF' case of paper 000)")
-    options: dict[str, float] = Field({}, description="method options by name, e.g. {max_order: 2} for bdf/ndf, "
-                                      "{corrector_iterations: 2} for abm4 (`hpcrail integrators` lists them)")
-
-    @field_validator("method")
-    @classmethod
-    def _known(cls, v):
-        from hpcrail.integrators import registry
-
-        try:
-            return registry.canonical_name(v)
-        except KeyError:
-            raise ValueError(f"unknown integrator {v!r}; allowed: {', '.join(registry.method_names())}")
-
-    @model_validator(mode="after")
-    def _step(self):
-        from hpcrail.integrators import registry
-
-        info = registry.get(self.method)
-        if not info.adaptive and self.step_s is None:
-            raise ValueError(f"method {self.method!r} has a fixed step: set integrator.step_s")
-        settable = {k for k, o in info.options.items() if not o.internal}
-        for name, value in self.options.items():
-            if name not in settable:
-                allowed = ", ".join(sorted(settable)) or "none"
-                raise ValueError(f"integrator.options.{name}: method {self.method!r} has no option {name!r}; "
-                                 f"allowed: {allowed}")
-            opt = info.options[name]
-            if not opt.low <= value <= opt.high:
-                raise ValueError(f"integrator.options.{name} = {value} is outside [{opt.low:g}, {opt.high:g}] "
-                                 f"({opt.description})")
-        if self.jacobian != "auto" and not info.implicit:
-            raise ValueError(f"integrator.jacobian = {self.jacobian!r} needs an implicit method; {self.method!r} is "
-                             "explicit (use jacobian: auto)")
-        return self
 
 
 class Output(Strict):
@@ -684,13 +471,13 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
     for loc, msg, value, allowed in partition_issues(sc.partition, n_veh):
         add(("partition",) + loc, msg, value, allowed)
     if sc.partition.backend in ("threads", "mpi"):
-        from hpcrail.partition.run import PARTITIONABLE_KINDS, unpartitionable_kinds
+        from hpcrail.kinds.ltd.couplers import partitionable_laws, unpartitionable_laws
 
-        bad = unpartitionable_kinds(sc)
+        bad = unpartitionable_laws(sc)
         if bad:
             add(("partition", "backend"), f"hidden-vehicle blocks evaluate table-law connections only; this consist "
                 f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
-                f"off or auto with connection kinds {', '.join(PARTITIONABLE_KINDS)}")
+                f"off or auto with connection kinds {', '.join(partitionable_laws())}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s)

@@ -1,13 +1,13 @@
-"""Numba kernels of LTD consists with dry-friction draft gears (paper 003).
+"""Numba kernels of the dry-friction layer of LTD consists (Oprea 2018): LTD with friction draft gears.
 
 Two treatments of the same physics:
 
-* **event-driven** (paper 003 §3-4): :func:`ed_rhs` is smooth for the current modes (held in
+* **event-driven** (Oprea 2018 §3-4): :func:`ed_rhs` is smooth for the current modes (held in
   ``params.mode``): sliding connections get T = ±T_sMax inside the Karnopp band (break-away) and
   ±T_kin(|ė|) outside it, sticking connections the static forces of their rigid clusters
-  (:func:`~hpcrail.models.couplers.friction.rigid_clusters`, the generalised-inverse solution).
+  (:func:`~hpcrail.models.couplers.dry_friction.rigid_clusters`, the generalised-inverse solution).
   :func:`ed_guard` gives the switching functions and :func:`ed_jump` the mode selection of §4.1
-  (:func:`~hpcrail.models.couplers.friction.select_contacts`); the model-agnostic driver
+  (:func:`~hpcrail.models.couplers.dry_friction.select_contacts`); the model-agnostic driver
   :mod:`hpcrail.integrators.hybrid` integrates between events with any registered method.
 * **regularised**: :func:`reg_rhs` replaces the set-valued law by the smooth
   T = T_kin(|ė|)·s(ė/w) — an ordinary ODE for any integrator (stiff for small w).
@@ -38,16 +38,14 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
-from hpcrail.models.couplers.friction import (
+from hpcrail.models.couplers.dry_friction import (
     MODE_BREAK_NEG, MODE_BREAK_POS, MODE_OFF, MODE_SLIP_NEG, MODE_SLIP_POS, MODE_STICK, SELECT_FAILED,
     engagement, kinetic_friction, regularised_friction, rigid_clusters, select_contacts,
 )
 from hpcrail.models.couplers.hysteretic import connection_force
-from hpcrail.models.friction.build import (
+from hpcrail.models.couplers.envelope import ACC_OFFROUTE, envelope_fold, envelope_update
+from hpcrail.models.ltd.friction_layer import (
     FACC_COUNT, FACC_ENTRY, FACC_INBAND, FACC_PREV, FACC_TIME, FACC_TPREV, N_GUARDS, facc_index,
-)
-from hpcrail.models.ltd.build import (
-    ACC_FMAX, ACC_FMIN, ACC_HEAD, ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN,
 )
 from hpcrail.models.ltd.kernel import ltd_rhs
 
@@ -180,7 +178,7 @@ def ed_jump(t, y, p, which):
     break-away still moving along its direction keeps sliding (until its relative velocity returns to
     zero, its own event); the rest inside the band → candidates, whose stick/slip split is the
     consistent solution of
-    :func:`~hpcrail.models.couplers.friction.select_contacts` (started from the previous modes; the
+    :func:`~hpcrail.models.couplers.dry_friction.select_contacts` (started from the previous modes; the
     connection whose static force reached T_sMax starts sliding along its force).  With
     ``project``, the relative velocities of every rigid cluster are then removed by the momentum-
     conserving projection (Gauss's principle at velocity level: all members take the cluster's
@@ -327,42 +325,32 @@ def reg_rhs(t, y, p, dydt):
 # ---- observers (metrics over every accepted step, friction included) ------------------------------
 @njit(**JIT_NRT_FREE)
 def _observe(t, y, p, acc):
-    """The LTD metrics (layout of :mod:`hpcrail.models.ltd.build`) with the in-train force including
+    """The LTD metrics (layout of :mod:`hpcrail.models.couplers.envelope`) with the in-train force including
     the friction force ``p.T``, and the stick-phase bookkeeping of the friction section."""
     q = p.ltd
     N = q.n_veh
     B = q.block
     M = N - 1
-    vmax = acc[ACC_VMAX]
-    vmin = acc[ACC_VMIN]
+    vmax = -np.inf
+    vmin = np.inf
     for j in range(N):
         v = y[B * j + 1]
         if v > vmax:
             vmax = v
         if v < vmin:
             vmin = v
-    acc[ACC_VMAX] = vmax
-    acc[ACC_VMIN] = vmin
-    h = ACC_HEAD
+    fmax = -np.inf
+    fmin = np.inf
     o = p.acc_off
     for k in range(M):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
         f = connection_force(e, de, q.conn_type[k], q.conn_rowpar, q.conn_typepar, q.conn_fm, q.conn_fa) + p.T[k]
-        if f > acc[h + k]:
-            acc[h + k] = f
-            if f > acc[ACC_FMAX]:
-                acc[ACC_FMAX] = f
-                acc[ACC_T_DRAFT] = t
-        if f < acc[h + M + k]:
-            acc[h + M + k] = f
-            if f < acc[ACC_FMIN]:
-                acc[ACC_FMIN] = f
-                acc[ACC_T_BUFF] = t
-        if e > acc[h + 2 * M + k]:
-            acc[h + 2 * M + k] = e
-        if e < acc[h + 3 * M + k]:
-            acc[h + 3 * M + k] = e
+        envelope_update(acc, M, k, f, e)
+        if f > fmax:
+            fmax = f
+        if f < fmin:
+            fmin = f
         if p.fr_on[k] != 0:
             _x, r = engagement(e, p.fr_gap[k, 0], p.fr_gap[k, 1], p.fr_inv_ramp[k])
             ade = abs(de)
@@ -390,6 +378,7 @@ def _observe(t, y, p, acc):
                         acc[facc_index(o, M, FACC_TIME, k)] += dur
             acc[i_pv] = ade
     acc[o + FACC_TPREV] = t
+    envelope_fold(t, acc, vmax, vmin, fmax, fmin)
     if y[0] + q.front_offset > q.route_end:
         acc[ACC_OFFROUTE] = 1.0
 

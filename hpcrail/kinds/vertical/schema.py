@@ -2,7 +2,7 @@
 
 A vehicle is a list of rigid **bodies** (bounce, and pitch when a pitch inertia is given) joined by
 **elements** — springs, viscous dampers, dampers with rubber joints in series (the massless-node
-dampers of paper 001), wheel/rail contacts — between **points**:
+dampers of Yu et al. 2023), wheel/rail contacts — between **points**:
 
 * ``"car_body"`` — the centre of a body;  ``"car_body@9.0"`` — the point of a body at x = 9.0 m
   (vehicle frame, forward +; needs a pitch degree of freedom unless x is the body's centre);
@@ -13,29 +13,27 @@ path changes every element of a type (``vehicle.element_types.secondary_damper.d
 The state-space matrices are assembled from this list (``hpcrail.models.vertical.assembly``), never
 written by hand.
 
-Sources: paper 001 (Yu, Song, Zhao, Zhou) eqs (1)-(19) and §III; MODELS.md §5.
+Sources: Yu, Song, Zhao, Zhou 2023 eqs (1)-(19) and §III.
 """
 from __future__ import annotations
 
 import math
-import re
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from hpcrail.config.base import Strict
 from hpcrail.config.errors import ConfigIssue
-from hpcrail.config.track import Track
+from hpcrail.config.integrator import canonical_method, method_names, method_spec
+from hpcrail.models.track.schema import Track
+from hpcrail.models.vertical.assembly import POINT as _POINT
+from hpcrail.models.vertical.assembly import parse_point
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-_POINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|[A-Za-z_][A-Za-z0-9_]*))?\s*$")
 
 #: names of the solvers that are not in the integrator registry
 STATE_SPACE_METHODS = {"recurrence": "recurrence", "implicit_euler": "recurrence", "paper001": "recurrence",
                        "exact": "exact", "expm": "exact"}
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
 
 
 class BodyType(Strict):
@@ -74,7 +72,7 @@ class Damper(Strict):
 
 
 class SeriesDamper(Strict):
-    """Damper c with a rubber joint of stiffness k_j at each end (paper 001 eq 16): the joints in
+    """Damper c with a rubber joint of stiffness k_j at each end (Yu et al. 2023 eq 16): the joints in
     series give k_e = 1/Σ(1/k_j) (= k_j/2 for two equal joints) and the damper stroke s is a
     first-order state (massless nodes): c ṡ = k_e (δ − s), F = −k_e (δ − s), δ = z_top − z_bottom.
     ``joints: 1`` models a single joint."""
@@ -92,7 +90,7 @@ class SeriesDamper(Strict):
 class Contact(Strict):
     """Wheel/rail normal contact between a wheel body (top) and the rail (bottom).
 
-    ``law: linear`` — equivalent linear contact stiffness K_H (paper 001 §III.B), bilateral (a
+    ``law: linear`` — equivalent linear contact stiffness K_H (Yu et al. 2023 §III.B), bilateral (a
     negative wheel load is reported as a warning, not prevented); ``law: hertz`` — P = n_w·(δ/G)^{3/2}
     for compression δ > 0, zero otherwise (loss of contact), G [m/N^(2/3)] per wheel, n_w = ``wheels``
     wheels in parallel (2 for a wheelset in the pitch-plane model).
@@ -179,7 +177,7 @@ class Simulation(Strict):
 
 
 class Integrator(Strict):
-    """Solver: ``recurrence`` (paper 001 eq 12, implicit Euler, first order), ``exact`` (matrix
+    """Solver: ``recurrence`` (Yu et al. 2023 eq 12, implicit Euler, first order), ``exact`` (matrix
     exponential of the linear system, exact for inputs held constant (``hold: zoh``) or linear
     (``hold: foh``) over each step), or any method of the integrator registry (rk4, dopri5 …) on the
     state-space ODE form (massless nodes as first-order states)."""
@@ -196,22 +194,23 @@ class Integrator(Strict):
     @field_validator("method")
     @classmethod
     def _known(cls, v):
-        from hpcrail.integrators import registry
-
         key = v.lower()
         if key in STATE_SPACE_METHODS:
             return STATE_SPACE_METHODS[key]
         try:
-            return registry.canonical_name(v)
+            return canonical_method(v)
         except KeyError:
             raise ValueError(f"unknown solver {v!r}; allowed: "
-                             f"{', '.join(sorted(set(STATE_SPACE_METHODS)) + registry.method_names())}")
+                             f"{', '.join(sorted(set(STATE_SPACE_METHODS)) + method_names())}")
 
     @property
     def fixed_step(self) -> bool:
-        from hpcrail.integrators import registry
+        return self.method in ("recurrence", "exact") or not method_spec(self.method).adaptive
 
-        return self.method in ("recurrence", "exact") or not registry.get(self.method).adaptive
+    def kwargs(self) -> dict:
+        """Keyword arguments of :func:`hpcrail.integrators.integrate` for a registry method."""
+        return dict(step=self.step_s or 0.0, rtol=self.rtol, atol=self.atol, hmin=self.min_step_s,
+                    hmax=self.max_step_s or 0.0, max_steps=self.max_steps, options={}, jacobian="auto")
 
 
 class Output(Strict):
@@ -231,12 +230,6 @@ class VerticalScenario(Strict):
     simulation: Simulation
     integrator: Integrator = Integrator()
     output: Output = Output()
-
-
-def parse_point(text: str) -> tuple[str, Optional[str]]:
-    """``"body"`` → ("body", None); ``"body@9.0"`` → ("body", "9.0"); ``"rail@w1"`` → ("rail", "w1")."""
-    m = _POINT.match(text)
-    return m.group(1), m.group(2)
 
 
 def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:

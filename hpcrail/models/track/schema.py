@@ -1,12 +1,13 @@
 """``track:`` block shared by scenario kinds that run over track irregularities (vertical vehicle
-dynamics now, wheel/rail contact later).
+dynamics now, wheel/rail contact later).  The physics is :mod:`hpcrail.models.track.irregularity`;
+this module imports only the spectrum table (no numba: validating a scenario imports it).
 
 ``track.irregularity`` selects one of:
 
 * ``{kind: none}`` — perfectly smooth track;
 * ``{kind: harmonic, amplitude_mm, frequency_rad_per_s | wavelength_m, phase_rad}`` — a sinusoidal
   vertical profile z(s) = A sin(Ω s + φ); with ``frequency_rad_per_s`` = ω the leading wheel sees
-  A sin(ω t + φ) (Ω = ω/V), the form of paper 001's examples;
+  A sin(ω t + φ) (Ω = ω/V), the form of the examples of Yu et al. 2023;
 * ``{kind: psd, spectrum, method, seed, ...}`` — a seeded sample of the German (ORE B176) or FRA
   spectra synthesised by a sum of cosines or an inverse FFT (:mod:`hpcrail.models.track.irregularity`).
 
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from hpcrail.models.track.irregularity import COMPONENTS, SPECTRA, spectrum
+from hpcrail.config.base import Strict
+from hpcrail.models.track.spectra import COMPONENTS, SPECTRA, spectrum
 
 ComponentName = Literal["vertical", "alignment", "gauge", "cross_level"]
 SpectrumName = Literal["german_low", "german_high", "fra_class_1", "fra_class_2", "fra_class_3", "fra_class_4",
@@ -26,21 +28,17 @@ SpectrumName = Literal["german_low", "german_high", "fra_class_1", "fra_class_2"
 assert set(SpectrumName.__args__) == set(SPECTRA) and set(ComponentName.__args__) == set(COMPONENTS)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
-class NoIrregularity(_Strict):
+class NoIrregularity(Strict):
     """A perfectly smooth track (free vibration, gravity settling, tests)."""
 
     kind: Literal["none"] = "none"
 
 
-class HarmonicIrregularity(_Strict):
+class HarmonicIrregularity(Strict):
     """Sinusoidal vertical profile z(s) = A sin(Ω s + φ).
 
     Give exactly one of ``frequency_rad_per_s`` (ω: the leading wheel sees A sin(ω t + φ) at the
-    scenario speed, Ω = ω/V, as in paper 001 §III) or ``wavelength_m`` (Ω = 2π/λ).  The profile
+    scenario speed, Ω = ω/V, as in Yu et al. 2023 §III) or ``wavelength_m`` (Ω = 2π/λ).  The profile
     starts where the leading wheel is at t = 0: a wheel x behind it sees A sin(ω(t − x/V) + φ) from
     t = x/V on and a smooth rail before.
     """
@@ -58,7 +56,7 @@ class HarmonicIrregularity(_Strict):
         return self
 
 
-class PSDIrregularity(_Strict):
+class PSDIrregularity(Strict):
     """Seeded sample of a published irregularity spectrum (stationary Gaussian).
 
     ``method``: ``ifft`` (fast; periodic over the profile length) or ``sum_of_cosines``
@@ -105,7 +103,7 @@ class PSDIrregularity(_Strict):
 Irregularity = Annotated[Union[NoIrregularity, HarmonicIrregularity, PSDIrregularity], Field(discriminator="kind")]
 
 
-class Track(_Strict):
+class Track(Strict):
     """Track input of a scenario."""
 
     irregularity: Irregularity = NoIrregularity()

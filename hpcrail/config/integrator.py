@@ -1,0 +1,196 @@
+"""The integration-method catalogue and the ``integrator:`` block shared by scenario kinds.
+
+The catalogue is data: every method's name, aliases, whether it is adaptive or implicit, its order,
+named options (stored in ``settings[6:]`` of the integrator contract) and source.  Validating a
+scenario reads it without importing numba or :mod:`hpcrail.integrators`; the integrator registry
+(:mod:`hpcrail.integrators.registry`) binds each entry to its numba kernel (``kernel`` and
+``state_size`` name the functions as ``module:function``) and checks at import that every entry has
+one.  Aliases map the names used in the papers and in MATLAB/scipy (``ode45``, ``ode15s``,
+``radau``) to hpcrail's names.  Several names may share one kernel with different option defaults
+(one compilation for all of them).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from hpcrail.config.base import Strict
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """A method option: position in ``settings[6:]``, default and allowed range."""
+
+    index: int
+    default: float
+    low: float
+    high: float
+    description: str
+    internal: bool = False   #: fixed by the method's name (one kernel, several methods): not settable
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodSpec:
+    """Catalogue entry of one integration method (see the module docstring)."""
+
+    name: str
+    kernel: str               #: ``module:function`` of the numba kernel following the contract
+    state_size: str           #: ``module:function`` ``(n, spec) -> len(tstate)``
+    adaptive: bool            #: step size chosen from rtol/atol (else ``step`` is required)
+    order: int                #: classical order of convergence (maximum order for BDF/NDF)
+    description: str
+    implicit: bool = False    #: uses the Jacobian / Newton machinery (accepts a mass matrix)
+    options: dict = dataclasses.field(default_factory=dict)  #: name -> :class:`Option`
+    source: str = ""
+    aliases: tuple = ()
+
+
+def _catalogue() -> list[MethodSpec]:
+    ex, bdf, imp, rad = ("hpcrail.integrators.explicit", "hpcrail.integrators.bdf", "hpcrail.integrators.implicit",
+                         "hpcrail.integrators.radau")
+    newton = {
+        "newton_tol": Option(2, 0.0, 0.0, 1.0, "Newton convergence tolerance on the scaled norm (0 = "
+                             "max(10 u/rtol, min(0.03, sqrt(rtol))))"),
+        "newton_maxiter": Option(3, 0.0, 0.0, 50.0, "maximum Newton iterations per solve (0 = method default)"),
+        "jacobian_updates": Option(4, 2.0, 0.0, 10.0, "Jacobian re-evaluations at the current iterate allowed "
+                                   "inside one stalled Newton solve (semi-smooth Newton for non-smooth models; "
+                                   "0 = simplified Newton only)"),
+    }
+    out = [
+        MethodSpec("rk4", f"{ex}:rk4", f"{ex}:explicit_state_size", adaptive=False, order=4,
+                   description="classical Runge-Kutta, fixed step, Hermite dense output",
+                   source="Hairer, Nørsett & Wanner 1993 §II.1; Cole et al. 2017 §4"),
+        MethodSpec("abm4", f"{ex}:abm4", f"{ex}:abm_state_size", adaptive=False, order=4,
+                   description="Adams-Bashforth-Moulton 4 predictor-corrector PE(CE)^m, fixed step, RK4 start",
+                   options={"corrector_iterations": Option(0, 1.0, 1.0, 10.0, "corrector evaluations m (1 = PECE)")},
+                   source="Hairer, Nørsett & Wanner 1993 §III.1; Cole et al. 2017 eq (32)", aliases=("abm", "adams")),
+        MethodSpec("dopri5", f"{ex}:dopri5", f"{ex}:explicit_state_size", adaptive=True, order=5,
+                   description="Dormand-Prince 5(4), adaptive, 4th-order dense output",
+                   source="Dormand & Prince 1980; Hairer, Nørsett & Wanner 1993 §II.5", aliases=("ode45", "rk45")),
+    ]
+    bdf_opts = dict(newton)
+    bdf_opts["max_order"] = Option(0, 5.0, 1.0, 5.0, "highest order used (1-5)")
+    ndf_opts = dict(bdf_opts)
+    bdf_opts["ndf"] = Option(1, 0.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
+    ndf_opts["ndf"] = Option(1, 1.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
+    out.append(MethodSpec("bdf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True,
+                          description="variable-order (1-5) variable-step BDF, quasi-constant step, Newton on "
+                                      "the sparse Jacobian; index-1 DAEs with a diagonal mass matrix",
+                          options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; Bosso et al. 2024"))
+    out.append(MethodSpec("ndf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True,
+                          description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
+                          options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); Bosso et al. 2024; "
+                                                   "Cole et al. 2017", aliases=("ode15s",)))
+    for name, scheme, adaptive, order, desc, aliases, src in (
+            ("implicit_euler", 0, False, 1, "implicit (backward) Euler, fixed step, Newton", ("backward_euler",),
+             "Hairer & Wanner 1996 §IV.3; Yu et al. 2023"),
+            ("trapezoidal", 1, False, 2, "trapezoidal rule (Crank-Nicolson), fixed step, Newton",
+             ("trapezoid", "crank_nicolson"), "Hairer & Wanner 1996 §IV.3"),
+            ("trbdf2", 2, True, 2, "TR-BDF2 (L-stable ESDIRK), adaptive, embedded error estimate", ("ode23tb",),
+             "Hosea & Shampine 1996 (MATLAB ode23tb)"),
+            ("esdirk3", 3, True, 3, "ESDIRK 3(2), 4 stages, L-stable, stiffly accurate, adaptive", ("kvaerno3",),
+             "Kværnø 2004")):
+        opts = dict(newton)
+        opts["scheme"] = Option(0, float(scheme), 0.0, 3.0, "ESDIRK tableau", internal=True)
+        out.append(MethodSpec(name, f"{imp}:esdirk", f"{imp}:esdirk_state_size", adaptive=adaptive, order=order,
+                              implicit=True, description=desc, options=opts, source=src, aliases=aliases))
+    out.append(MethodSpec("linear_implicit_euler", f"{imp}:linear_euler", f"{imp}:linear_euler_state_size",
+                          adaptive=False, order=1, implicit=True,
+                          options={"jacobian_every": Option(0, 0.0, 0.0, 1e9, "re-evaluate and refactorise the "
+                                                            "Jacobian every k steps (0 = once, Yu et al. 2023)")},
+                          description="state-space implicit-Euler recurrence: Jacobian factorised once "
+                                      "(exact implicit Euler for linear systems)",
+                          source="Yu et al. 2023 eq (12)", aliases=("state_space_euler", "linearly_implicit_euler")))
+    out.append(MethodSpec("radau5", f"{rad}:radau5", f"{rad}:radau_state_size", adaptive=True, order=5, implicit=True,
+                          description="Radau IIA order 5 (3-stage, L-stable), simplified Newton with complex "
+                                      "splitting; index-1 DAEs with a diagonal mass matrix",
+                          options=dict(newton), source="Hairer & Wanner 1996 (RADAU5); scipy Radau",
+                          aliases=("radau", "radau_iia")))
+    return out
+
+
+#: name (lower case) -> :class:`MethodSpec`, in registration order
+METHODS: dict[str, MethodSpec] = {m.name: m for m in _catalogue()}
+#: alias (lower case) -> canonical name
+ALIASES: dict[str, str] = {a.lower(): m.name for m in METHODS.values() for a in m.aliases}
+
+
+def canonical_method(name: str) -> str:
+    """Resolve an alias (case-insensitive); raises ``KeyError`` listing the known names."""
+    key = name.lower()
+    key = ALIASES.get(key, key)
+    if key not in METHODS:
+        raise KeyError(f"unknown integrator {name!r}; known: {', '.join(method_names())}")
+    return key
+
+
+def method_names(include_aliases: bool = True) -> list[str]:
+    """Sorted names accepted by ``integrator.method``."""
+    names = set(METHODS)
+    if include_aliases:
+        names |= set(ALIASES)
+    return sorted(names)
+
+
+def method_spec(name: str) -> MethodSpec:
+    """The catalogue entry of ``name`` or an alias; raises ``KeyError``."""
+    return METHODS[canonical_method(name)]
+
+
+class Integrator(Strict):
+    """Integrator settings; ``method`` is any catalogued name or alias (``hpcrail integrators`` lists them:
+    rk4, abm4, dopri5/ode45, bdf, ndf/ode15s, radau5/radau, trbdf2/ode23tb, implicit_euler,
+    trapezoidal, linear_implicit_euler), so a sweep can vary it like any other field."""
+
+    method: str = "rk4"
+    step_s: Optional[float] = Field(None, gt=0, description="fixed step (fixed-step methods) or initial step")
+    rtol: float = Field(1e-6, gt=0, lt=1)
+    atol: float = Field(1e-6, gt=0)
+    max_steps: int = Field(200_000_000, ge=1)
+    max_step_s: Optional[float] = Field(None, gt=0)
+    min_step_s: float = Field(0.0, ge=0)
+    jacobian: Literal["auto", "analytic", "finite_difference", "dense"] = Field(
+        "auto", description="implicit methods: the model's analytic Jacobian (auto, analytic), finite differences "
+        "on its sparsity pattern, or finite differences with a dense LU (the 'JAC OFF' case of Bosso et al. 2024)")
+    options: dict[str, float] = Field({}, description="method options by name, e.g. {max_order: 2} for bdf/ndf, "
+                                      "{corrector_iterations: 2} for abm4 (`hpcrail integrators` lists them)")
+
+    @field_validator("method")
+    @classmethod
+    def _known(cls, v):
+        try:
+            return canonical_method(v)
+        except KeyError:
+            raise ValueError(f"unknown integrator {v!r}; allowed: {', '.join(method_names())}")
+
+    @model_validator(mode="after")
+    def _step(self):
+        info = method_spec(self.method)
+        if not info.adaptive and self.step_s is None:
+            raise ValueError(f"method {self.method!r} has a fixed step: set integrator.step_s")
+        settable = {k for k, o in info.options.items() if not o.internal}
+        for name, value in self.options.items():
+            if name not in settable:
+                allowed = ", ".join(sorted(settable)) or "none"
+                raise ValueError(f"integrator.options.{name}: method {self.method!r} has no option {name!r}; "
+                                 f"allowed: {allowed}")
+            opt = info.options[name]
+            if not opt.low <= value <= opt.high:
+                raise ValueError(f"integrator.options.{name} = {value} is outside [{opt.low:g}, {opt.high:g}] "
+                                 f"({opt.description})")
+        if self.jacobian != "auto" and not info.implicit:
+            raise ValueError(f"integrator.jacobian = {self.jacobian!r} needs an implicit method; {self.method!r} is "
+                             "explicit (use jacobian: auto)")
+        return self
+
+    def kwargs(self) -> dict:
+        """Keyword arguments of :func:`hpcrail.integrators.integrate` (and ``BatchItem``) from this block."""
+        return dict(step=self.step_s or 0.0, rtol=self.rtol, atol=self.atol, hmin=self.min_step_s,
+                    hmax=self.max_step_s or 0.0, max_steps=self.max_steps, options=dict(self.options or {}),
+                    jacobian=self.jacobian)
+
+
+__all__ = ["Option", "MethodSpec", "METHODS", "ALIASES", "canonical_method", "method_names", "method_spec",
+           "Integrator"]

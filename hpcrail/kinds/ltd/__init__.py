@@ -1,0 +1,49 @@
+"""Model kind ``ltd`` (the default): longitudinal train dynamics of a consist on a route.
+
+One coordinate per vehicle, connection laws from the coupler-law table
+(:mod:`hpcrail.kinds.ltd.couplers`: hysteretic draft gears, rigid bars, linear connections,
+dry-friction draft gears, noninertial couplers), traction/dynamic brake per notch, running
+resistance, grade and curvature, empirical air brake; optional hidden-vehicle partition and
+dry-friction layer.  Sources: Bosso et al. 2024 eqs (1)-(7); Oprea 2018; Massa et al. 2012.
+
+Package layout: ``schema`` (YAML), ``couplers`` (law table), ``outputs`` (declarations, shape),
+``build`` (scenario → model), ``run`` (run paths, batch hooks, outputs), ``friction_layer``,
+``partitioned``, ``figures``.  Only ``schema``, ``couplers`` and ``outputs`` are imported here.
+"""
+from __future__ import annotations
+
+from hpcrail.kinds.descriptor import Batch, Figure, ModelKind, lazy
+from hpcrail.kinds.ltd.outputs import COUPLER, LTD_OUTPUTS, MODE_CHANGE, SUMMARY, VEHICLE
+from hpcrail.kinds.ltd.schema import Scenario, check_scenario
+
+
+def _has_friction_results(ds) -> bool:
+    return "relative_velocity" in ds
+
+
+KIND = ModelKind(
+    name="ltd",
+    description="Longitudinal train dynamics of a consist on a route (one coordinate per vehicle).",
+    title="longitudinal train dynamics",
+    source="hpcrail LTD model, Bosso et al. 2024 eqs (1)-(7); dry-friction draft gears Oprea 2018; noninertial "
+           "couplers Massa et al. 2012",
+    sign_convention="forces and deflections + draft (tension), - buff (compression)",
+    schema=Scenario,
+    checks=check_scenario,
+    build=lazy("hpcrail.kinds.ltd.build:build_ltd"),
+    run=lazy("hpcrail.kinds.ltd.run:run"),
+    batch=Batch(prepare=lazy("hpcrail.kinds.ltd.run:prepare"), finish=lazy("hpcrail.kinds.ltd.run:finish"),
+                eligible=lazy("hpcrail.kinds.ltd.run:eligible")),
+    dims=(VEHICLE, COUPLER, MODE_CHANGE),
+    shape=lazy("hpcrail.kinds.ltd.outputs:shape"),
+    outputs=LTD_OUTPUTS,
+    linearisation=None,
+    run_figures=(Figure("friction", "relative velocities, relative displacements and one connection's force "
+                        "(Oprea 2018 Figs 3-5)", lazy("hpcrail.kinds.ltd.figures:friction_figures"),
+                        _has_friction_results),),
+    report_figures=(),
+    summary=SUMMARY,
+    summary_title="benchmark metrics (Bosso et al. 2024, Tables 1-2)",
+)
+
+__all__ = ["KIND"]

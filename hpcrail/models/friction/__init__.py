@@ -1,1 +1,0 @@
-"""LTD consists with dry-friction draft gears (paper 003): event-driven and regularised treatments."""
