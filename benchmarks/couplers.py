@@ -161,7 +161,7 @@ def ltd_connection_cost(repeats):
     from numba import njit
 
     from hpcrail.models.ltd.kernel import ltd_rhs
-    from hpcrail.kinds.ltd.run import ltd_problem
+    from hpcrail.kinds.ltd.problem import ltd_problem
 
     @njit
     def loop(y, p, dy, n):

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.kinds.ltd.friction_layer import build_friction  # noqa: E402
 from hpcrail.models.ltd.build import ACC_HEAD  # noqa: E402
-from hpcrail.kinds.ltd.run import stick_statistics  # noqa: E402
+from hpcrail.kinds.ltd.result import stick_statistics  # noqa: E402
 from hpcrail.results.sampling import sample_times  # noqa: E402
 from hpcrail.kinds.ltd.friction_layer import friction_solve  # noqa: E402
 

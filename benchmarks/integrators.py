@@ -42,7 +42,7 @@ from hpcrail.config.loading import config_hash  # noqa: E402
 from hpcrail.integrators import integrate  # noqa: E402
 from hpcrail.models.ltd.build import ACC_HEAD  # noqa: E402
 from hpcrail.models.ltd.kernel import ltd_rhs  # noqa: E402
-from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.results.sampling import sample_times  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "integrators.md"

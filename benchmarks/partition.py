@@ -89,7 +89,7 @@ def kernel_ab(base: str, repeats: int) -> list[tuple]:
     from hpcrail.kinds import load_scenario
     from hpcrail.integrators import integrate
     from hpcrail.models.ltd.kernel import ltd_rhs as new_rhs
-    from hpcrail.kinds.ltd.run import ltd_problem
+    from hpcrail.kinds.ltd.problem import ltd_problem
 
     src = subprocess.run(["git", "-C", str(ROOT), "show", f"{base}:hpcrail/models/ltd/kernel.py"],
                          capture_output=True, text=True)
@@ -142,7 +142,7 @@ def serial_fraction(n: int, repeats: int) -> float:
     from hpcrail._numba import JIT
     from hpcrail.kinds import load_scenario
     from hpcrail.integrators import Problem, integrate
-    from hpcrail.kinds.ltd.run import ltd_problem
+    from hpcrail.kinds.ltd.problem import ltd_problem
 
     @numba.njit(**JIT)
     def zero_rhs(t, y, p, dydt):

@@ -47,7 +47,8 @@ sys.path.insert(0, str(ROOT))
 from hpcrail.kinds import validate_document  # noqa: E402
 from hpcrail.integrators import integrate  # noqa: E402
 from hpcrail.kinds import get as get_kind  # noqa: E402
-from hpcrail.kinds.ltd.run import finish, ltd_problem  # noqa: E402
+from hpcrail.kinds.ltd.problem import ltd_problem  # noqa: E402
+from hpcrail.kinds.ltd.run import finish  # noqa: E402
 from hpcrail.results.dataset import build_dataset  # noqa: E402
 from hpcrail.sweep.cluster import make_client  # noqa: E402
 from hpcrail.sweep.runner import make_tasks, run_sweep, warm_cache  # noqa: E402

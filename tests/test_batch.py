@@ -11,7 +11,7 @@ from hpcrail.integrators import Status, integrate
 from hpcrail.integrators.batch import BatchItem, integrate_batch
 from hpcrail.models.couplers.hysteretic import connection_force
 from hpcrail.kinds.ltd.build import build_ltd
-from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.results.sampling import sample_times
 from hpcrail.simulate import run_batch, run_scenario
 

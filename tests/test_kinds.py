@@ -161,7 +161,8 @@ def test_a_run_that_drifts_from_its_declarations_is_an_error(configs_dir):
     """The one dataset builder refuses a missing, undeclared, misshapen or (in a completed run)
     non-finite output, naming the kind and the output."""
     from hpcrail.kinds import load_scenario
-    from hpcrail.kinds.ltd.run import ltd_problem, ltd_result
+    from hpcrail.kinds.ltd.problem import ltd_problem
+    from hpcrail.kinds.ltd.result import ltd_result
     from hpcrail.integrators import integrate
     from hpcrail.results.dataset import build_dataset
 

@@ -7,7 +7,7 @@ import pytest
 from hpcrail.kinds import load_scenario
 from hpcrail.integrators import integrate, registry
 from hpcrail.models.ltd.jacobian import ltd_jacobian_pattern
-from hpcrail.kinds.ltd.run import ltd_problem
+from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.results.sampling import sample_times
 from hpcrail.simulate import run_scenario
 

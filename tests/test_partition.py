@@ -260,7 +260,7 @@ def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_di
     """Noninertial couplers (paper 002) need positions across blocks: backend threads/mpi is a config
     error naming the field and the kinds, and ``auto`` stays monolithic for such a train."""
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
-    from hpcrail.kinds.ltd.run import choose_backend
+    from hpcrail.kinds.ltd.problem import choose_backend
 
     train = configs_dir / "trains" / "noninertial_curve_100.yaml"
     with pytest.raises(ConfigError) as ei:

@@ -18,9 +18,11 @@ Control* (2009) §§1-4 (state-space eigenproblem, modal damping); Massa et al. 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
+
+from hpcrail.kinds.descriptor import Linearisation  # noqa: F401  (re-exported: the input of modes())
 
 def linearisation_for(sc, at: float = 0.0) -> "Linearisation":
     """The linearisation of a validated scenario at time ``at`` [s] from its kind's descriptor
@@ -34,28 +36,6 @@ def linearisation_for(sc, at: float = 0.0) -> "Linearisation":
         raise KeyError(f"scenario model {kind.name!r} has no linearisation for modal analysis "
                        f"(available: {', '.join(have) or 'none'})")
     return kind.linearisation(sc, at)
-
-
-@dataclasses.dataclass
-class Linearisation:
-    """What a model provides for a modal analysis.
-
-    ``rhs(t, y, params, dydt)``; ``pos``/``vel`` int64[m] indices of position and velocity states
-    (same length, q̇ depends on v only); ``coord_transform`` float64[m, m] maps position-state
-    perturbations to physical coordinates named ``coord_names`` (e.g. car arc lengths from gaps),
-    ``coord_scales`` float64[m] converts them to comparable lengths [m] (angles × lever).
-    """
-
-    rhs: Callable
-    params: Any
-    t: float
-    y: np.ndarray
-    pos: np.ndarray
-    vel: np.ndarray
-    coord_names: list[str]
-    coord_transform: np.ndarray
-    coord_scales: np.ndarray
-    description: str = ""
 
 
 @dataclasses.dataclass

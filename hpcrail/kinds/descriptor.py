@@ -75,6 +75,28 @@ class Batch:
     eligible: Callable | None
 
 
+@dataclasses.dataclass
+class Linearisation:
+    """What a kind's ``linearisation(sc, at)`` returns for a modal analysis (:mod:`hpcrail.analysis.modes`).
+
+    ``rhs(t, y, params, dydt)``; ``pos``/``vel`` int64[m] indices of position and velocity states
+    (same length, q̇ depends on v only); ``coord_transform`` float64[m, m] maps position-state
+    perturbations to physical coordinates named ``coord_names`` (e.g. car arc lengths from gaps),
+    ``coord_scales`` float64[m] converts them to comparable lengths [m] (angles × lever).
+    """
+
+    rhs: Callable
+    params: Any
+    t: float
+    y: Any                    #: float64[n] state
+    pos: Any                  #: int64[m]
+    vel: Any                  #: int64[m]
+    coord_names: list
+    coord_transform: Any      #: float64[m, m]
+    coord_scales: Any         #: float64[m]
+    description: str = ""
+
+
 class _NotBatchable:
     """Marker of a kind whose scenarios run one by one (through ``run``) in a sweep."""
 
@@ -242,4 +264,4 @@ class ModelKind:
         return [r for r in refs if isinstance(r, Lazy)]
 
 
-__all__ = ["ModelKind", "Batch", "NOT_BATCHABLE", "Figure", "Lazy", "lazy", "KindError"]
+__all__ = ["ModelKind", "Batch", "NOT_BATCHABLE", "Figure", "Linearisation", "Lazy", "lazy", "KindError"]

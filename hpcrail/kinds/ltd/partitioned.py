@@ -11,7 +11,8 @@ import numba
 import numpy as np
 
 from hpcrail.integrators import Problem, integrate
-from hpcrail.kinds.ltd.run import ltd_problem, ltd_result
+from hpcrail.kinds.ltd.problem import ltd_problem
+from hpcrail.kinds.ltd.result import ltd_result
 from hpcrail.partition.layout import rank_blocks, scenario_layout, thread_count
 from hpcrail.partition.ltd import ltd_observe_threads, ltd_rhs_threads, partitioned_params
 

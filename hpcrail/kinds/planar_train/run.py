@@ -7,6 +7,7 @@ import numpy as np
 
 from hpcrail.integrators import Problem, integrate
 from hpcrail.integrators.contract import Status
+from hpcrail.kinds.descriptor import Linearisation
 from hpcrail.kinds.ltd.outputs import coupler_envelope_values, train_metrics
 from hpcrail.kinds.planar_train.build import build_planar
 from hpcrail.kinds.planar_train.schema import PlanarTrainScenario
@@ -132,8 +133,6 @@ def planar_result(sc, model: PlanarModel, sol) -> RunResult:
 def planar_linearisation(sc: PlanarTrainScenario, at: float = 0.0):
     """Linearisation data for :mod:`hpcrail.analysis.modes` (state at time ``at`` [s], integrated there
     from the initial state if ``at`` > 0).  Raises ``RuntimeError`` if that integration fails."""
-    from hpcrail.analysis.modes import Linearisation
-
     model, prob = planar_problem(sc)
     y = model.y0.copy()
     if at > 0.0:

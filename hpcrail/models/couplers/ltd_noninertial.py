@@ -49,17 +49,10 @@ N_NC = 9
 NW_G, NW_PZ, NW_VZ, NW_X, NW_DX, NW_RHS, NW_XD, NW_STATS = range(8)
 
 
-@njit(**JIT_NRT_FREE)
-def ltd_noninertial_force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
-    """In-train force [N] (+ draft) of noninertial connection ``k`` (type row ``ct``) between vehicle
-    k (leading, speed ``v_a``) and k+1 (speed ``v_b``) whose centres are ``u`` [m] apart along a track
-    of mean curvature ``kappa`` [1/m] (≥ 0) between them; ``e`` is the LTD extension (on tangent track
-    u = D + e).  ``conn``/``work``: see :func:`hpcrail.kinds.ltd.build.noninertial_arrays`; the warm start in
-    ``conn[k, NC_X:NC_X+4]`` is updated.  NaN if the Newton iteration fails (counted in the
-    statistics row of ``work``).
-
-    Source: Massa et al. 2012 eqs 24-45 (kinematics), reduced as described in the module docstring.
-    """
+@njit(inline="always", **JIT_NRT_FREE)
+def _force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work, jac):
+    """``(F, ∂F/∂e, ∂F/∂ė)`` of noninertial connection ``k``; the derivatives only when ``jac`` (a
+    compile-time constant of each caller), see :func:`ltd_noninertial_force_jac`."""
     cp = cp_all[ct]
     if kappa == 0.0:
         # tangent track: collinear cars, α = 0, the coupler is k_B, k_rr, k_B in series (exact closed form
@@ -71,7 +64,8 @@ def ltd_noninertial_force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
         conn[k, NC_X + 1] = cp[CP_A0]
         conn[k, NC_X + 2] = f_el / kB
         conn[k, NC_X + 3] = cp[CP_A0]
-        return f_el + cp[CP_CB] * keq / kB * (v_a - v_b)
+        c_eq = cp[CP_CB] * keq / kB
+        return f_el + c_eq * (v_a - v_b), keq, c_eq
     g = work[NW_G]
     pz = work[NW_PZ]
     vz = work[NW_VZ]
@@ -129,8 +123,62 @@ def ltd_noninertial_force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
         stats[NS_FAIL] += 1.0
         stats[NS_T_FAIL] = t
         stats[NS_K_FAIL] = k + 1
-        return np.nan
+        return np.nan, np.nan, np.nan
     for i in range(4):
         conn[k, NC_X + i] = x[i]
     _ = e
-    return 0.5 * (cp[CP_KB] * (x[0] + x[2]) + cp[CP_CB] * (xd[0] + xd[2]))
+    f = 0.5 * (cp[CP_KB] * (x[0] + x[2]) + cp[CP_CB] * (xd[0] + xd[2]))
+    if not jac:
+        return f, 0.0, 0.0
+    # dx/du: the rates of the same equilibrium when car a moves 1 m along its arc and car b stands still
+    # (moving a along the arc by du is exactly the configuration at u + du); the velocity terms depend on
+    # v_a − v_b only (equal speeds rotate the pair rigidly about the curve's centre: no coupler motion)
+    qa = 1.0 - kappa * ya
+    vz[0] = qa * c
+    vz[1] = qa * s
+    vz[2] = kappa
+    vz[3] = 0.0
+    vz[4] = 0.0
+    vz[5] = 0.0
+    if not noninertial_rates(pz, vz, cp, g, work[NW_RHS], xd):
+        return f, np.nan, np.nan
+    r = xd[0] + xd[2]
+    return f, 0.5 * cp[CP_KB] * r, 0.5 * cp[CP_CB] * r
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_noninertial_force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
+    """In-train force [N] (+ draft) of noninertial connection ``k`` (type row ``ct``) between vehicle
+    k (leading, speed ``v_a``) and k+1 (speed ``v_b``) whose centres are ``u`` [m] apart along a track
+    of mean curvature ``kappa`` [1/m] (≥ 0) between them; ``e`` is the LTD extension (on tangent track
+    u = D + e).  ``conn``/``work``: see :func:`hpcrail.kinds.ltd.build.noninertial_arrays`; the warm start in
+    ``conn[k, NC_X:NC_X+4]`` is updated.  NaN if the Newton iteration fails (counted in the
+    statistics row of ``work``).
+
+    Source: Massa et al. 2012 eqs 24-45 (kinematics), reduced as described in the module docstring.
+    """
+    f, _d1, _d2 = _force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work, False)
+    return f
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_noninertial_force_jac(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work):
+    """``(F, ∂F/∂e, ∂F/∂ė)`` [N, N/m, N·s/m] of noninertial connection ``k`` (arguments as
+    :func:`ltd_noninertial_force`), ė = v_a − v_b.
+
+    Tangent track: the closed form, ∂F/∂e = k_eq, ∂F/∂ė = c_B k_eq/k_B.  In a curve, by the implicit
+    function theorem on the equilibrium G(x, u) = 0 (Massa et al. 2012 eqs 42-45): dx/du = H⁻¹ ∂G/∂u,
+    which is the noninertial velocity (eq 43) of car a moving 1 m along its arc with car b at rest, and
+    the coupler velocities are ẋ = (v_a − v_b)·dx/du (equal speeds rotate both cars rigidly about the
+    centre of curvature).  With F = ½[k_B (d_a + d_b) + c_B (ḋ_a + ḋ_b)]:
+
+        ∂F/∂e = ½ k_B (dd_a/du + dd_b/du),        ∂F/∂ė = ½ c_B (dd_a/du + dd_b/du).
+
+    Neglected (as the grade and curvature of the LTD Jacobian): the change of dx/du itself with u in
+    the damping term, ½ c_B ė d²(d_a + d_b)/du² (relative size ~ (c_B ė/k_B) κ, below 1e-8 for the
+    couplers of Massa et al. 2012 at ė ~ 0.01 m/s in a 400 m curve), and the dependence of the mean
+    curvature κ̄ on the vehicles' positions (zero inside a curve or tangent).  NaN derivatives when the
+    Newton iteration fails.
+    """
+    return _force(t, k, ct, e, u, v_a, v_b, kappa, cp_all, conn, work, True)
+

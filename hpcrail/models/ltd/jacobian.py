@@ -25,9 +25,13 @@ slot  entry (row, column)          meaning
 12    (p_j, p_j)
 ====  ===========================  ===================================================
 
-tail: (notch, notch), (notch, s_1) (distance-based schedule), then the diagonal of the four work
-integrals (their rows depend on the whole train but no state depends on them: leaving their
-off-diagonal entries out costs the Newton iteration nothing, see :func:`ltd_jacobian_pattern`).
+tail: (notch, notch), (notch, s_1) (distance-based schedule), then four unused slots (the work
+integrals: their rows depend on the whole train but no state depends on them; they are left out of
+the pattern entirely, see :func:`ltd_jacobian_pattern`).
+
+Connections: the table laws' derivatives come from :func:`~hpcrail.models.couplers.hysteretic.connection_force_jac`,
+the noninertial couplers' from :func:`~hpcrail.models.couplers.ltd_noninertial.ltd_noninertial_force_jac`
+(the law table, :mod:`hpcrail.kinds.ltd.couplers`, says which laws have analytic entries).
 
 Neglected everywhere: the dependence of each vehicle's grade and curvature on its position (the
 lead position and every extension ahead of it).  It is zero except while a vehicle straddles a
@@ -69,9 +73,13 @@ def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.n
     """``(rows, cols, border)`` of the LTD Jacobian for parameters ``p`` (:class:`LTDParams`).
 
     ``rows``/``cols``: int64[S·N + 6] (−1 for slots that do not exist for a vehicle);
-    ``border``: int64[1], the applied-notch state.  The work-integral rows keep only their
-    diagonal (zero): nothing depends on those states, so a Newton iteration converges without
-    their off-diagonal entries (they lag one iteration behind the train states).
+    ``border``: int64[1], the applied-notch state.  The work-integral rows have no entries:
+    nothing depends on those states, so a Newton iteration converges without them (they lag one
+    iteration behind the train states).  Their rows must not be declared at all, not even their
+    (zero) diagonal: those rows depend on every state, so finite differences over structurally
+    orthogonal column groups would credit the whole group's change of dW/dt to the diagonal — a
+    spurious entry of order ΣF δv/δW (760 s⁻¹ measured on noninertial_curve_100) that limits the
+    steps of an implicit method to ~1/760 s (40 000 TR-BDF2 steps for 60 s instead of 1400).
     """
     N, B = p.n_veh, p.block
     S = slots_per_vehicle(p)
@@ -110,9 +118,7 @@ def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.n
     rows[k], cols[k] = inotch, inotch
     if p.basis == 1:
         rows[k + 1], cols[k + 1] = inotch, 0
-    if p.i_energy >= 0:
-        for q in range(4):
-            rows[k + 2 + q] = cols[k + 2 + q] = p.i_energy + q
+    # slots k + 2 .. k + 5 (the work integrals) stay −1: see the docstring
     assert n_states == B * N + 1 + (4 if p.i_energy >= 0 else 0)
     return rows, cols, np.array([inotch], np.int64)
 
@@ -124,7 +130,17 @@ from numba import njit, uint64  # noqa: E402
 
 from hpcrail._numba import JIT, JIT_NRT_FREE  # noqa: E402
 from hpcrail.models.couplers.hysteretic import connection_force_jac  # noqa: E402
+from hpcrail.models.couplers.ltd_noninertial import ltd_noninertial_force_jac  # noqa: E402
 from hpcrail.models.ltd.kernel import route_means, schedule_index  # noqa: E402
+
+
+@njit(**JIT_NRT_FREE)
+def _noninertial_jac(t, j, e, s, v_a, v_b, p):
+    """``(F, ∂F/∂e_j, ∂F/∂ė_j)`` of noninertial connection j with vehicle j's centre at ``s`` [m] (the
+    geometry of ``kernel._noninertial``; the position dependence of the mean curvature is neglected)."""
+    u = p.center_dist[j] + e
+    _g, kappa = route_means(p.route_hk, p.route_sk, p.route_s0, p.route_inv_ds, 1.0 / u, s - u, s)
+    return ltd_noninertial_force_jac(t, j, p.conn_type[j], e, u, v_a, v_b, kappa, p.ni_cp, p.ni_conn, p.ni_work)
 
 
 @njit(inline="always", **JIT)
@@ -198,9 +214,10 @@ def tractive_force_jac(p, j, v, notch):
 def ltd_jac(t, y, p, vals):
     """Analytic Jacobian ∂f/∂y of ``kernel.ltd_rhs`` at (t, y), written into the slots of
     :func:`ltd_jacobian_pattern` (float64[S·N + 6]).  Mirrors ``kernel.ltd_eval`` branch by
-    branch (slack, tables, transition band, standstill clamp, power/adhesion limits, air-brake
-    phases); the grade/curvature dependence on position is neglected (module docstring).
-    Source: derivatives of paper 000 eqs (5)-(7) as implemented in the kernel."""
+    branch (slack, tables, transition band, noninertial couplers, standstill clamp, power/adhesion
+    limits, air-brake phases); the grade/curvature dependence on position is neglected (module
+    docstring).  Source: derivatives of Bosso et al. 2024 eqs (5)-(7) and Massa et al. 2012 eqs 42-45
+    as implemented in the kernels."""
     N = p.n_veh
     B = p.block
     S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
@@ -231,8 +248,11 @@ def ltd_jac(t, y, p, vals):
         if j < last:
             e = y[base + Bu]
             de = v - y[base + Bu + one]
-            f_rear, dfr_de, dfr_dde = connection_force_jac(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar,
-                                                           p.conn_fm, p.conn_fa)
+            if p.n_noninertial > 0 and p.conn_type[j] >= uint64(p.n_table_types):
+                f_rear, dfr_de, dfr_dde = _noninertial_jac(t, j, e, s, v, y[base + Bu + one], p)
+            else:
+                f_rear, dfr_de, dfr_dde = connection_force_jac(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar,
+                                                               p.conn_fm, p.conn_fa)
         # kinematic rows: ṡ_1 = v_1, ė_j = v_{j−1} − v_j
         if j == 0:
             vals[k] = 1.0
