@@ -38,12 +38,10 @@ from numba.typed import List
 
 from hpcrail._numba import JIT
 from hpcrail.integrators import registry
-from hpcrail.integrators.contract import (
-    DONE, N_STATS, N_SETTINGS, RUNNING, SET_OBS_DT, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
-)
+from hpcrail.integrators.contract import N_SETTINGS, N_STATS, Problem, Solution
 from hpcrail.integrators.driver import (
-    _kernel_for, compiled_kernel, kernel_argtypes, make_settings, method_options, model_function_type, no_function,
-    problem_spec,
+    _kernel_for, call_arrays, compiled_kernel, kernel_argtypes, make_solution, method_options, model_function_type,
+    no_function, problem_spec,
 )
 
 #: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: wall times are NaN
@@ -233,32 +231,22 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
     jac = p0.jac if p0.jac is not None else no_function
     evf = p0.events.fn if p0.events is not None else no_function
     m = len(items)
-    ys, tss, Ys, accs, atols, rtols, masses, specs, evs = [], [], [], [], [], [], [], [], []
+    arrays, specs = [], []
+    for it in items:
+        spec, _ = problem_spec(it.problem, info, it.jacobian)
+        specs.append(spec)
+        extra = method_options(info, it.options) if it.extra_settings is None else tuple(it.extra_settings)
+        arrays.append(call_arrays(it.problem, info, spec, it.t_out, step=it.step, rtol=it.rtol, atol=it.atol,
+                                  hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps, extra=extra,
+                                  observe_interval=it.observe_interval))
+    # per-problem rows of the batch kernel's 2-D arguments (each call's own arrays are views of them)
     iouts = np.zeros((m, 1), np.int64)
     stats = np.zeros((m, N_STATS), np.int64)
     settings = np.zeros((m, N_SETTINGS))
-    t_final = np.zeros(m)
-    for i, it in enumerate(items):
-        pr = it.problem
-        n = pr.y0.size
-        spec, _ = problem_spec(pr, info, it.jacobian)
-        specs.append(spec)
-        ys.append(pr.y0.copy())
-        ts = np.zeros(info.state_size(n, spec))
-        ts[TS_T] = float(pr.t0)
-        ts[TS_H] = 0.0
-        tss.append(ts)
-        Ys.append(np.full((it.t_out.size, n), np.nan))
-        accs.append(pr.acc0.copy())
-        atols.append(np.ascontiguousarray(it.atol * pr.atol_scale))
-        rtols.append(np.ascontiguousarray(it.rtol * pr.rtol_scale))
-        masses.append(np.ascontiguousarray(pr.mass if pr.mass is not None else np.ones(n)))
-        evs.append(np.full((pr.events.max_records if pr.events is not None else 0, n + 2), np.nan))
-        extra = method_options(info, it.options) if it.extra_settings is None else tuple(it.extra_settings)
-        settings[i] = make_settings(step=it.step, hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps,
-                                    rtol=it.rtol, extra=extra[:5])
-        settings[i, SET_OBS_DT] = it.observe_interval
-        t_final[i] = float(it.t_final)
+    t_final = np.array([float(it.t_final) for it in items])
+    for i, a in enumerate(arrays):
+        settings[i] = a.settings
+        a.iout, a.stats, a.settings = iouts[i], stats[i], settings[i]
     status = np.zeros(m, np.int64)
     wall = np.zeros(m)
     if mode == "prange":
@@ -273,20 +261,22 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
             with numba.parallel_chunksize(1):
-                entry(method_disp, p0.rhs, jac, evf, p0.observe, params, L(ys), L(tss), L([it.t_out for it in items]),
-                      L(Ys), iouts, t_final, L(accs), stats, settings, L(atols), L(rtols), L(masses), L(specs),
-                      L(evs), status, wall)
+                entry(method_disp, p0.rhs, jac, evf, p0.observe, params, L([a.y for a in arrays]),
+                      L([a.tstate for a in arrays]), L([it.t_out for it in items]), L([a.Y_out for a in arrays]),
+                      iouts, t_final, L([a.acc for a in arrays]), stats, settings, L([a.atol for a in arrays]),
+                      L([a.rtol for a in arrays]), L([a.mass for a in arrays]), L(specs),
+                      L([a.ev_out for a in arrays]), status, wall)
         finally:
             numba.set_num_threads(prev)
     else:
         def one(i):
-            it = items[i]
+            it, a = items[i], arrays[i]
             pr = it.problem
             w0 = time.perf_counter()
-            pr.observe(float(pr.t0), ys[i], pr.params, accs[i])
-            status[i] = kernel(pr.rhs, jac, evf, pr.observe, pr.params, ys[i], tss[i], it.t_out, Ys[i], iouts[i],
-                               t_final[i], t_final[i], accs[i], stats[i], settings[i], atols[i], rtols[i],
-                               masses[i], specs[i], evs[i])
+            pr.observe(float(pr.t0), a.y, pr.params, a.acc)
+            status[i] = kernel(pr.rhs, jac, evf, pr.observe, pr.params, a.y, a.tstate, it.t_out, a.Y_out, a.iout,
+                               t_final[i], t_final[i], a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, specs[i],
+                               a.ev_out)
             wall[i] = time.perf_counter() - w0
 
         if threads == 1 or m == 1:
@@ -295,20 +285,8 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
         else:
             with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hpcrail-batch") as ex:
                 list(ex.map(one, range(m)))
-    sols = []
-    for i, it in enumerate(items):
-        code = int(status[i])
-        if code == RUNNING:  # a method returned at t_pause == t_final: defensive, as in integrate()
-            code = DONE if abs(tss[i][TS_T] - t_final[i]) <= 1e-12 * max(1.0, abs(t_final[i])) else code
-        st = Status(code)
-        t_reached = float(tss[i][TS_T])
-        nrec = min(int(stats[i, ST_EVENTS]), evs[i].shape[0])
-        sols.append(Solution(t=it.t_out, y=Ys[i], status=st, message=st.describe(t_reached), t_reached=t_reached,
-                             stats=dict(zip(STAT_NAMES, stats[i].tolist())), acc=accs[i], wall_time=float(wall[i]),
-                             compile_time=float(ctime), method=info.name, y_final=ys[i],
-                             event_t=evs[i][:nrec, 0].copy(), event_index=evs[i][:nrec, 1].astype(np.int64),
-                             event_y=evs[i][:nrec, 2:].copy()))
-    return sols
+    return [make_solution(info, int(status[i]), it.t_out, float(t_final[i]), a, float(wall[i]), float(ctime))
+            for i, (it, a) in enumerate(zip(items, arrays))]
 
 
 _WARM_LOCK = threading.Lock()

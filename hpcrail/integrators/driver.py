@@ -7,6 +7,7 @@ recompiling).  A problem without a Jacobian or events passes do-nothing function
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import time
@@ -165,6 +166,70 @@ def problem_spec(problem: Problem, info: registry.MethodInfo, jacobian: str = "a
     return build_spec(layout, pattern, use_jac, problem.mass_identity, evd, evt), use_jac
 
 
+@dataclasses.dataclass
+class CallArrays:
+    """Everything a method kernel call needs besides the problem's functions (see the contract):
+    state ``y``, solver state ``tstate``, samples ``Y_out``/``iout``, observer ``acc``, ``stats``,
+    ``settings``, per-state ``atol``/``rtol``, ``mass``, event records ``ev_out``, and the ``jac`` and
+    ``events`` functions (do-nothing functions when absent)."""
+
+    y: np.ndarray
+    tstate: np.ndarray
+    Y_out: np.ndarray
+    iout: np.ndarray
+    acc: np.ndarray
+    stats: np.ndarray
+    settings: np.ndarray
+    atol: np.ndarray
+    rtol: np.ndarray
+    mass: np.ndarray
+    ev_out: np.ndarray
+    jac: Callable
+    events: Callable
+
+
+def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t_out: np.ndarray, *,
+                step: float = 0.0, rtol: float = 1e-6, atol: float = 1e-6, hmin: float = 0.0, hmax: float = 0.0,
+                max_steps: int = 100_000_000, extra: tuple = (), observe_interval: float = 0.0,
+                event_records: int | None = None) -> CallArrays:
+    """Fresh arrays of one kernel call of ``problem`` from ``problem.t0`` (the one place that prepares
+    them: :func:`integrate`, :func:`hpcrail.integrators.batch.integrate_batch` and
+    :func:`hpcrail.integrators.hybrid.integrate_hybrid`).  ``extra``: the method's option values in
+    settings order; ``event_records``: capacity of ``ev_out`` (default: the problem's events')."""
+    n = problem.y0.size
+    tstate = np.zeros(info.state_size(n, spec))
+    tstate[TS_T] = float(problem.t0)
+    tstate[TS_H] = 0.0
+    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=tuple(extra)[:5])
+    settings[SET_OBS_DT] = observe_interval
+    ev = problem.events
+    cap = (ev.max_records if ev is not None else 0) if event_records is None else event_records
+    return CallArrays(
+        y=problem.y0.copy(), tstate=tstate, Y_out=np.full((np.asarray(t_out).size, n), np.nan),
+        iout=np.zeros(1, dtype=np.int64), acc=problem.acc0.copy(), stats=np.zeros(N_STATS, dtype=np.int64),
+        settings=settings, atol=np.ascontiguousarray(atol * problem.atol_scale),
+        rtol=np.ascontiguousarray(rtol * problem.rtol_scale),
+        mass=np.ascontiguousarray(problem.mass if problem.mass is not None else np.ones(n)),
+        ev_out=np.full((cap, n + 2), np.nan), jac=problem.jac if problem.jac is not None else no_function,
+        events=ev.fn if ev is not None else no_function)
+
+
+def make_solution(info: registry.MethodInfo, code: int, t_out: np.ndarray, t_final: float, a: CallArrays,
+                  wall: float, compile_time: float, stats: dict | None = None) -> Solution:
+    """The :class:`Solution` of a finished kernel call (a method returning ``RUNNING`` at ``t_final``
+    counts as done, defensively)."""
+    if code == RUNNING:
+        code = DONE if abs(a.tstate[TS_T] - t_final) <= 1e-12 * max(1.0, abs(t_final)) else code
+    status = Status(code)
+    t_reached = float(a.tstate[TS_T])
+    nrec = min(int(a.stats[ST_EVENTS]), a.ev_out.shape[0])
+    return Solution(t=t_out, y=a.Y_out, status=status, message=status.describe(t_reached), t_reached=t_reached,
+                    stats=stats if stats is not None else dict(zip(STAT_NAMES, a.stats.tolist())), acc=a.acc,
+                    wall_time=wall, compile_time=compile_time, method=info.name, y_final=a.y,
+                    event_t=a.ev_out[:nrec, 0].copy(), event_index=a.ev_out[:nrec, 1].astype(np.int64),
+                    event_y=a.ev_out[:nrec, 2:].copy())
+
+
 def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, *,
               step: float = 0.0, rtol: float = 1e-6, atol: float = 1e-6, hmin: float = 0.0,
               hmax: float = 0.0, max_steps: int = 100_000_000, options: dict | None = None,
@@ -217,47 +282,26 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     spec, _ = problem_spec(problem, info, jacobian)
     fns = (problem.rhs, problem.observe, problem.jac, problem.events.fn if problem.events else None)
     kernel, ctime = compiled_kernel(info.name, problem.params, fns)
-    n = problem.y0.size
-    y = problem.y0.copy()
-    tstate = np.zeros(info.state_size(n, spec))
-    tstate[TS_T] = t0
-    tstate[TS_H] = 0.0
-    Y_out = np.full((t_out.size, n), np.nan)
-    iout = np.zeros(1, dtype=np.int64)
-    acc = problem.acc0.copy()
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
     if observe_interval < 0:
         raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
-    settings[SET_OBS_DT] = observe_interval
-    atol_vec = np.ascontiguousarray(atol * problem.atol_scale)
-    rtol_vec = np.ascontiguousarray(rtol * problem.rtol_scale)
-    mass = problem.mass if problem.mass is not None else np.ones(n)
-    ev_cap = problem.events.max_records if problem.events is not None else 0
-    ev_out = np.full((ev_cap, n + 2), np.nan)
-    jac = problem.jac if problem.jac is not None else no_function
-    evf = problem.events.fn if problem.events is not None else no_function
+    a = call_arrays(problem, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
+                    max_steps=max_steps, extra=extra, observe_interval=observe_interval)
     # the observer sees the initial state too
-    problem.observe(t0, y, problem.params, acc)
+    problem.observe(t0, a.y, problem.params, a.acc)
     pauses = np.linspace(t0, t_final, max(1, n_chunks) + 1)[1:]
     code = RUNNING
     w0 = time.perf_counter()
     for tp in pauses:
-        if tp < tstate[TS_T] and tp < t_final:
+        if tp < a.tstate[TS_T] and tp < t_final:
             continue
-        code = kernel(problem.rhs, jac, evf, problem.observe, problem.params, y, tstate, t_out, Y_out, iout,
-                      float(tp), float(t_final), acc, stats, settings, atol_vec, rtol_vec, mass, spec, ev_out)
+        code = kernel(problem.rhs, a.jac, a.events, problem.observe, problem.params, a.y, a.tstate, t_out, a.Y_out,
+                      a.iout, float(tp), float(t_final), a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, spec,
+                      a.ev_out)
         if progress is not None:
-            progress(float(tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, stats.tolist())))
+            progress(float(a.tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, a.stats.tolist())))
         if code != RUNNING:
             break
     wall = time.perf_counter() - w0
-    if code == RUNNING:  # numerically unreachable; defensive
-        code = DONE if math.isclose(tstate[TS_T], t_final) else code
-    status = Status(code)
-    nrec = min(int(stats[ST_EVENTS]), ev_cap)
-    return Solution(t=t_out, y=Y_out, status=status, message=status.describe(float(tstate[TS_T])),
-                    t_reached=float(tstate[TS_T]), stats=dict(zip(STAT_NAMES, stats.tolist())),
-                    acc=acc, wall_time=wall, compile_time=ctime, method=info.name, y_final=y,
-                    event_t=ev_out[:nrec, 0].copy(), event_index=ev_out[:nrec, 1].astype(np.int64),
-                    event_y=ev_out[:nrec, 2:].copy())
+    if code == RUNNING and math.isclose(a.tstate[TS_T], t_final):  # numerically unreachable; defensive
+        code = DONE
+    return make_solution(info, code, t_out, t_final, a, wall, ctime)

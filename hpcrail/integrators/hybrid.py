@@ -54,12 +54,11 @@ from numba import types
 from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
-    DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, N_STATS, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T,
-    Problem, Solution, Status,
+    DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T, Problem, Solution,
 )
 from hpcrail.integrators.driver import (
-    _kernel_for, compiled_kernel, kernel_argtypes, make_settings, method_options, model_function_type, no_function,
-    problem_spec,
+    _kernel_for, call_arrays, compiled_kernel, kernel_argtypes, make_solution, method_options, model_function_type,
+    no_function, problem_spec,
 )
 
 HS_TOL_T, HS_TOL_G, HS_MAX_EVENTS, HS_MAX_BURST, HS_BURST_DT, HS_N_FUNCTIONS, HS_REARM = range(7)
@@ -374,11 +373,11 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
         raise ValueError("sample times must be sorted and lie within [t0, t_final]")
     if not info.adaptive and step <= 0.0:
         raise ValueError(f"method {info.name!r} has a fixed step: give step > 0")
-    y = np.ascontiguousarray(y0, dtype=np.float64).copy()
-    n = y.size
+    y0 = np.ascontiguousarray(y0, dtype=np.float64)
+    n = y0.size
     atol_scale = np.ones(n) if atol_scale is None else np.asarray(atol_scale, float)
-    acc = np.zeros(1) if acc0 is None else np.ascontiguousarray(acc0, dtype=np.float64).copy()
-    prob = Problem(rhs, observe, params, y, t0=t0, atol_scale=atol_scale, acc0=acc, jac=jac,
+    acc0 = np.zeros(1) if acc0 is None else np.ascontiguousarray(acc0, dtype=np.float64)
+    prob = Problem(rhs, observe, params, y0, t0=t0, atol_scale=atol_scale, acc0=acc0, jac=jac,
                    jac_pattern=jac_pattern, rtol_scale=rtol_scale)
     spec, _ = problem_spec(prob, info, jacobian)
     _entry, ctime = compiled_kernel(info.name, params, (rhs, observe, guard, jac))
@@ -387,16 +386,8 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     if jsig.args not in jump.overloads:
         jump.compile(jsig.args)
     hyb, ctime2 = compiled_hybrid(params)
-    tstate = np.zeros(info.state_size(n, spec))
-    tstate[TS_T] = t0
-    Y_out = np.full((t_out.size, n), np.nan)
-    iout = np.zeros(1, dtype=np.int64)
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol,
-                             extra=method_options(info, options))
-    atol_vec = np.ascontiguousarray(atol * prob.atol_scale)
-    rtol_vec = np.ascontiguousarray(rtol * prob.rtol_scale)
-    ev_out = np.zeros((0, n + 2))
+    a = call_arrays(prob, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
+                    max_steps=max_steps, extra=method_options(info, options), event_records=0)
     hsettings = np.zeros(N_HSETTINGS)
     hsettings[HS_TOL_T] = event_tolerance
     hsettings[HS_TOL_G] = event_g_tolerance
@@ -410,21 +401,18 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     code = RUNNING
     w0 = time.perf_counter()
     for tp in pauses:
-        if tp < tstate[TS_T] and tp < t_final:
+        if tp < a.tstate[TS_T] and tp < t_final:
             continue
-        code = hyb(kernel, rhs, jac if jac is not None else no_function, no_function, observe, guard, jump, params,
-                   y, tstate, t_out, Y_out, iout, float(tp), float(t_final), acc, stats, settings, atol_vec, rtol_vec,
-                   np.ones(n), spec, ev_out, hsettings, hstate)
+        code = hyb(kernel, rhs, a.jac, no_function, observe, guard, jump, params, a.y, a.tstate, t_out, a.Y_out,
+                   a.iout, float(tp), float(t_final), a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, spec,
+                   a.ev_out, hsettings, hstate)
         if progress is not None:
-            progress(float(tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, stats.tolist())))
+            progress(float(a.tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, a.stats.tolist())))
         if code != RUNNING:
             break
     wall = time.perf_counter() - w0
     if code == RUNNING:  # defensive: the last pause is t_final
-        code = DONE if math.isclose(tstate[TS_T], t_final) else MAX_STEPS
-    status = Status(code)
-    st = dict(zip(STAT_NAMES, stats.tolist()))
+        code = DONE if math.isclose(a.tstate[TS_T], t_final) else MAX_STEPS
+    st = dict(zip(STAT_NAMES, a.stats.tolist()))
     st["event_trials"] = int(hstate[H_TRIALS])
-    return Solution(t=t_out, y=Y_out, status=status, message=status.describe(float(tstate[TS_T])),
-                    t_reached=float(tstate[TS_T]), stats=st, acc=acc, wall_time=wall,
-                    compile_time=ctime + ctime2, method=info.name, y_final=y)
+    return make_solution(info, code, t_out, t_final, a, wall, ctime + ctime2, stats=st)
