@@ -1,4 +1,4 @@
-"""Noninertial vs inertial coupler models (paper 002): wall time of the same scenario with both models,
+"""Noninertial vs inertial coupler models (Massa et al. 2012): wall time of the same scenario with both models,
 measured in one run (ratios of medians), for the 2-car, 10-car and curved-track cases.
 
 Two integrator settings, each applied to both models:
@@ -243,7 +243,7 @@ def main(argv=None):
 def report(rows, repeats, ltd):
     import numba
 
-    lines = ["# Couplers: noninertial vs inertial (paper 002)", "",
+    lines = ["# Couplers: noninertial vs inertial (Massa et al. 2012)", "",
              f"Measured {_dt.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} cores, shared: "
              f"timings noisy, ratios of medians of {repeats} interleaved runs of both models in one process; runs of a "
              f"few ms repeated up to ~0.5 s), numba {numba.__version__}. "

@@ -1,12 +1,12 @@
-"""Benchmark of dry-friction draft gears (issue 7, paper 003): event-driven vs regularised friction.
+"""Benchmark of dry-friction draft gears (issue 7, Oprea 2018): event-driven vs regularised friction.
 
 Two cases, each timed in one run on one core (compilation excluded and reported separately):
-* ``configs/friction/startup_6.yaml`` — paper 003 Table 1 (6 vehicles, 10 s);
+* ``configs/friction/startup_6.yaml`` — Oprea 2018 Table 1 (6 vehicles, 10 s);
 * ``configs/friction/train_100.yaml`` — a 100-vehicle start-up, every connection a friction gear (40 s).
 
 Accuracy is measured against a converged reference (event-driven, Karnopp band 1e-6 m/s (6 vehicles) /
 1e-5 m/s (100 vehicles), rtol 1e-11 / 1e-10): the *stationary deflections* at the end of the run (max over
-connections of the deflection error, relative to the largest deflection — the quantity paper 003 Fig 4 shows
+connections of the deflection error, relative to the largest deflection — the quantity Oprea 2018 Fig 4 shows
 and that the regularised model gets wrong by creeping), the per-connection max in-train force envelope
 (relative to the largest force), and the number of detected stick phases.  Every configuration uses
 DOPRI5 between events (event-driven) or throughout (regularised), atol = rtol/100.
@@ -89,7 +89,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer configurations (a smoke run)")
     ap.add_argument("--repeats", type=int, default=3, help="timing repeats of runs shorter than 5 s (median)")
     args = ap.parse_args()
-    lines = ["# Dry-friction draft gears: event-driven vs regularised (paper 003)", "",
+    lines = ["# Dry-friction draft gears: event-driven vs regularised (Oprea 2018)", "",
              f"Machine: {os.cpu_count()} cores, numba {numba.__version__}, NUMBA_NUM_THREADS="
              f"{os.environ['NUMBA_NUM_THREADS']}.  Command: `python benchmarks/friction.py"
              f"{' --quick' if args.quick else ''}`.  wall = integration only (median of {args.repeats} runs when "

@@ -4,10 +4,10 @@ For each method and tolerance (or step): wall time (median of ``--repeats`` runs
 excluded), CPU time of the same runs (robust to other processes on a shared machine), accepted and
 rejected steps, RHS and Jacobian evaluations, LU factorisations, Newton iterations, and the error of
 the per-coupler max draft/buff in-train-force envelope against a converged reference (RK4 at 1 ms),
-relative to the largest force — a table like paper 004's Table 16.
+relative to the largest force — a table like Yu et al. 2022's Table 16.
 
 Baselines measured in the same run on the same numba RHS (wrapped in a Python function):
-* scipy ``BDF`` with the analytic banded (sparse) LTD Jacobian — paper 000's ode15s "JAC ON";
+* scipy ``BDF`` with the analytic banded (sparse) LTD Jacobian — Bosso et al. 2024's ode15s "JAC ON";
 * scipy ``Radau`` with the same Jacobian;
 * scipy ``BDF`` with a dense finite-difference Jacobian — the "JAC OFF" case (train 2 only unless
   ``--jac-off-train4``).

@@ -6,7 +6,7 @@ Measures, in one run:
   the error of the per-coupler max draft/buff force envelope against a converged reference (RK4 at
   0.5 ms), relative to the largest force;
 * the baseline in the same run: scipy ``solve_ivp(method="BDF")`` with the banded (block-tridiagonal)
-  Jacobian sparsity pattern on the same numba RHS (the "JAC ON" analogue of paper 000);
+  Jacobian sparsity pattern on the same numba RHS (the "JAC ON" analogue of Bosso et al. 2024);
 * cached start-up: a fresh interpreter importing hpcrail and loading the compiled kernels.
 
 Usage:  python benchmarks/ltd_foundation.py [--quick] [--repeats 3]

@@ -1,4 +1,4 @@
-"""Paper 002 (Massa et al. 2012) validation numbers: mode frequencies of the 2-car model and the
+"""Massa et al. 2012 (Massa et al. 2012) validation numbers: mode frequencies of the 2-car model and the
 agreement of the inertial and noninertial coupler models on the four cases.
 
     python benchmarks/validation_couplers.py      # ~1 min; writes benchmarks/results/validation_couplers.md
@@ -24,9 +24,9 @@ VARS = ["slider_displacement", "shank_angle", "knuckle_displacement", "slider_di
 
 
 def main():
-    lines = ["# Couplers: validation against paper 002", "",
+    lines = ["# Couplers: validation against Massa et al. 2012", "",
              "Reproduce: `python benchmarks/validation_couplers.py`.", "",
-             "## Modes of the loaded 2-car model (paper 002 Fig. 9)", "",
+             "## Modes of the loaded 2-car model (Massa et al. 2012 Fig. 9)", "",
              "| mode | paper | noninertial | inertial |", "|---|---:|---:|---:|"]
     fr = {}
     for model in ("noninertial", "inertial"):

@@ -1,4 +1,4 @@
-"""Compare the benchmark-like trains 2 and 4 with paper 000 Tables 1-2 (LTDPoliTo).
+"""Compare the benchmark-like trains 2 and 4 with Bosso et al. 2024 Tables 1-2 (LTDPoliTo).
 
 Runs configs/trains/train2.yaml and train4.yaml as shipped and writes
 benchmarks/results/validation_ltd.md (the table quoted in docs/validation.md).
@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 from hpcrail.kinds import load_scenario  # noqa: E402
 from hpcrail.simulate import run_scenario  # noqa: E402
 
-# paper 000, Tables 1-2, LTDPoliTo row (also shared/data/ltd/known_results.csv)
+# Bosso et al. 2024, Tables 1-2, LTDPoliTo row (also shared/data/ltd/known_results.csv)
 PAPER = {
     "train2": dict(max_speed=89.44, mean_speed=64.56, draft=(772, 54), buff=(407, 54), mean_draft=459,
                    mean_buff=264, defl=(89.3, 48.0), ref=61),

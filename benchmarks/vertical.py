@@ -1,10 +1,10 @@
 """Vertical vehicle dynamics benchmark (issue 8) → benchmarks/results/vertical.md.
 
-1. Cost per simulated second of paper 001's full vertical vehicle (configs/vertical/full_vehicle_track.yaml:
+1. Cost per simulated second of Yu et al. 2023's full vertical vehicle (configs/vertical/full_vehicle_track.yaml:
    German high-disturbance track, 3-80 m, 200 km/h, 10 s) at equal accuracy: for every solver the cheapest
    step / tolerance whose car-body floor accelerations AND dynamic wheel/rail forces are within the target
    relative error of a reference solution, timed as the median of several runs (compilation excluded).
-   Solvers: paper 001's recurrence (implicit Euler, eq 12), the exact discretisation (matrix exponential,
+   Solvers: Yu et al. 2023's recurrence (implicit Euler, eq 12), the exact discretisation (matrix exponential,
    FOH and ZOH), hpcrail's RK4 and DOPRI5 on the state-space ODE form, and scipy's BDF and Radau with the
    analytic Jacobian as the implicit baseline (hpcrail's own BDF is being written on another branch).
 2. Throughput of a batch of irregularity realisations (synthesis by IFFT + exact FOH simulation + ride
@@ -96,7 +96,7 @@ def equal_accuracy(repeats: int, lines: list):
     lines.append(f"Reference: exact FOH at Δt = 10 µs; DOPRI5 at rtol 1e-12 differs from it by {ea:.1e} (floor "
                  f"acceleration) and {eq:.1e} (dynamic wheel load).\n")
     ladders = {
-        "recurrence (paper 001 eq 12)": ("recurrence", "step_s", [1e-3 / 2 ** k for k in range(0, 12)]),
+        "recurrence (Yu et al. 2023 eq 12)": ("recurrence", "step_s", [1e-3 / 2 ** k for k in range(0, 12)]),
         "exact, FOH": ("exact", "step_s", [5e-3, 2.5e-3, 1.25e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4, 1e-4, 5e-5]),
         "exact, ZOH": ("exact", "step_s", [1e-3 / 2 ** k for k in range(0, 10)]),
         "RK4 (ODE form)": ("rk4", "step_s", [5e-3, 2.5e-3, 1.25e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4, 1e-4]),

@@ -100,7 +100,7 @@ def test_stiffness_scale_scales_both_gear_curves():
 
 
 def test_run_batch_runs_friction_consists_through_their_event_driven_runner():
-    """A dry-friction consist (paper 003) in a batch is not sent to the smooth batch kernel: it gets
+    """A dry-friction consist (Oprea 2018) in a batch is not sent to the smooth batch kernel: it gets
     exactly the dataset of ``hpcrail run`` (friction scalars included), the others stay batched."""
     from pathlib import Path
 

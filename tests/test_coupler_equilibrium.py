@@ -1,4 +1,4 @@
-"""Noninertial coupler equilibrium of paper 002 (eqs 41-45): Newton-Raphson convergence, the analytic
+"""Noninertial coupler equilibrium of Massa et al. 2012 (eqs 41-45): Newton-Raphson convergence, the analytic
 Jacobian, the velocity-level equations (eq 43) and the tangent-track reduction to springs in series."""
 import math
 
@@ -10,7 +10,7 @@ from hpcrail.models.couplers.kinematics import (
     solve4,
 )
 
-# paper 002 Table 1, shank length 0.6 m (assumed), cars of Table 2 geometry
+# Massa et al. 2012 Table 1, shank length 0.6 m (assumed), cars of Table 2 geometry
 KB, KR, KRR, LR0, LS = 3e7, 3e7, 5e8, 0.204, 0.6
 L = 5.997 + 0.289
 D = 2 * (L + LS) + LR0

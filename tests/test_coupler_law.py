@@ -1,4 +1,4 @@
-"""The connection law (paper 000 eq 7): every branch, continuity, slack, end stop, hysteresis loop."""
+"""The connection law (Bosso et al. 2024 eq 7): every branch, continuity, slack, end stop, hysteresis loop."""
 import numpy as np
 import pytest
 from numba import njit, uint64

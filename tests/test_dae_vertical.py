@@ -1,4 +1,4 @@
-"""The index-1 DAE path on a real model: paper 001's full vertical vehicle with massless damper nodes,
+"""The index-1 DAE path on a real model: Yu et al. 2023's full vertical vehicle with massless damper nodes,
 written as M ẏ = F(t, y) with a singular diagonal mass matrix (the node velocities are algebraic),
 integrated by the suite's DAE-capable methods and compared with the ODE form (the nodes' velocities
 eliminated) integrated tightly."""

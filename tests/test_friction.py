@@ -1,6 +1,6 @@
-"""Dry-friction draft gears in LTD consists (paper 003): invariants of the event-driven solution,
+"""Dry-friction draft gears in LTD consists (Oprea 2018): invariants of the event-driven solution,
 the published start-up case (Table 1), agreement with an independent per-step implementation of
-paper 003 §4.1 and with the regularised model as its band narrows.
+Oprea 2018 §4.1 and with the regularised model as its band narrows.
 """
 from pathlib import Path
 
@@ -81,7 +81,7 @@ def test_momentum_balance(s6):
 
 
 def test_final_stationary_phase(s6):
-    """Relative rest after the transient (paper 003 §5): every connection sticks, the train
+    """Relative rest after the transient (Oprea 2018 §5): every connection sticks, the train
     accelerates as one body a = F/ΣM, connection k carries F(n−k)/n, and the stationary deflections
     decrease from the head to the tail."""
     _sc, ds = s6
@@ -103,7 +103,7 @@ def test_final_stationary_phase(s6):
 
 
 def _literal_paper_algorithm(eta, dt, t_end):
-    """Paper 003 §4.1 taken literally, as an independent reference: at every time step the
+    """Oprea 2018 §4.1 taken literally, as an independent reference: at every time step the
     provisional stick set (|ė| < η), static forces by the generalised inverse (numpy pinv), release
     of the violators with T = T_sMax sign(T_s), repeat; Karnopp (relative offset kept);
     semi-implicit Euler with the modes frozen over the step."""
@@ -246,7 +246,7 @@ def test_failures_are_statuses(configs_dir):
 
 def test_initial_notch_applies_from_t0(configs_dir):
     """simulation.initial_notch sets the applied notch at t = 0 in any LTD scenario (a traction step):
-    the paper 003 case pulls with F = 10 kN at t = 0; the demo train starts at notch 4 at once."""
+    the Oprea 2018 case pulls with F = 10 kN at t = 0; the demo train starts at notch 4 at once."""
     _sc, ds = run(configs_dir, S6, "simulation.duration_s=0.5")
     assert float(ds["tractive_force"].isel(time=0, vehicle=0)) == pytest.approx(F)
     _sc, ds = run(configs_dir, "trains/demo.yaml", "simulation.initial_notch=4", "simulation.duration_s=1")

@@ -1,4 +1,4 @@
-"""`hpcrail run` + `hpcrail friction-report` on the paper 003 start-up case, and the sweep job."""
+"""`hpcrail run` + `hpcrail friction-report` on the Oprea 2018 start-up case, and the sweep job."""
 from pathlib import Path
 
 import numpy as np

@@ -1,7 +1,7 @@
-"""Static friction forces and stick/slip mode selection of paper 003 §4 against brute force.
+"""Static friction forces and stick/slip mode selection of Oprea 2018 §4 against brute force.
 
 * the O(N) rigid-cluster solution equals the literal generalised inverse
-  T_s = (W̃ᵀM⁻¹W̃)⁺W̃ᵀM⁻¹h̃ (paper 003 eq 16, hpcrail sign) for random masses, forces and stick sets;
+  T_s = (W̃ᵀM⁻¹W̃)⁺W̃ᵀM⁻¹h̃ (Oprea 2018 eq 16, hpcrail sign) for random masses, forces and stick sets;
 * the §4.1 selection (with the consistency check of released connections) equals the unique
   consistent mode set found by enumerating all 3^m stick / slip+ / slip− assignments, and the
   solution of the box-constrained QP (Gauss's acceleration energy over admissible friction forces)
@@ -135,7 +135,7 @@ def test_mode_selection_equals_box_qp(seed, n):
 
 
 def test_table1_initial_modes():
-    """Paper 003 Table 1 at t = 0 (F = 10 kN on vehicle 1 of 6 x 25 t, T_sMax = 5 kN): with all
+    """Oprea 2018 Table 1 at t = 0 (F = 10 kN on vehicle 1 of 6 x 25 t, T_sMax = 5 kN): with all
     connections sticking they would carry F(6−k)/6 = 8.33, 6.67, 5, 3.33, 1.67 kN (the GI formula);
     the consistent set releases connection 1 only: vehicle 1 accelerates at (10−5)/25 = 0.2 m/s²,
     vehicles 2-6 at 5/125 = 0.04 m/s², and connections 2-5 carry 4, 3, 2, 1 kN."""

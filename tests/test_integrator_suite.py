@@ -79,7 +79,7 @@ def test_adaptive_work_precision(method, min_order, max_order, opts):
 
 
 def test_state_space_recurrence_is_implicit_euler_on_a_linear_system():
-    """Paper 001 eq (12) factorises once and matches implicit Euler (Newton) to round-off on a
+    """Yu et al. 2023 eq (12) factorises once and matches implicit Euler (Newton) to round-off on a
     linear chain, with one RHS evaluation per step and a single LU."""
     T, h = 0.2, 0.002
     t = np.linspace(0, T, 11)

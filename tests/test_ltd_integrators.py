@@ -135,7 +135,7 @@ def train2_references():
 @pytest.mark.slow
 @pytest.mark.parametrize("method,T,kw", TIGHT, ids=[m for m, _, _ in TIGHT])
 def test_train2_metrics_agree_across_methods(method, T, kw, train2_references):
-    """The benchmark metrics of paper 000 Table 1 on train 2 agree within 0.5 % with RK4 at 1 ms."""
+    """The benchmark metrics of Bosso et al. 2024 Table 1 on train 2 agree within 0.5 % with RK4 at 1 ms."""
     ref = train2_references[T]
     sets = [f"integrator.method={method}", f"simulation.duration_s={T}"]
     for k, v in kw.items():

@@ -1,4 +1,4 @@
-"""The noninertial coupler of paper 002 as an LTD connection type (hpcrail.models.couplers.ltd_noninertial):
+"""The noninertial coupler of Massa et al. 2012 as an LTD connection type (hpcrail.models.couplers.ltd_noninertial):
 tangent-track reduction, curve geometry against the analytic zero-force spacing, a 100-vehicle train on
 a curve that runs and can be swept."""
 import math

@@ -1,4 +1,4 @@
-"""Physics of the LTD model against analytic solutions and hand calculations (paper 000 eqs 1-7)."""
+"""Physics of the LTD model against analytic solutions and hand calculations (Bosso et al. 2024 eqs 1-7)."""
 import numpy as np
 import pytest
 
@@ -60,7 +60,7 @@ def _single_state(sc, speed):
 @pytest.mark.parametrize("speed_kmh, radius, grade", [(60.0, 0.0, 0.0), (30.0, 800.0, 0.0), (80.0, 0.0, 5.0),
                                                       (45.0, -600.0, -3.0)])
 def test_davis_resistance_against_hand_calculation(speed_kmh, radius, grade):
-    """Paper 000 eq (6): F = m/1000 [Q(2.943 + 89.2/P + 0.0306 V + 0.122 V²/(P n)) + 6116/|R| + g i]."""
+    """Bosso et al. 2024 eq (6): F = m/1000 [Q(2.943 + 89.2/P + 0.0306 V + 0.122 V²/(P n)) + 6116/|R| + g i]."""
     wagon = {"kind": "wagon", "mass_t": 106.0, "length_m": 16.0, "axles": 4, "davis": {"adjustment": 0.9}}
     tree = scenario_tree(1, wagon=wagon, route=flat_route(grade=grade, radius=radius))
     tree["route"]["start_m"] = 20_000.0

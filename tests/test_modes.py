@@ -1,4 +1,4 @@
-"""Modes and spectra (paper 002 §9.2, Fig. 9-10): the 2.8 Hz train mode in both coupler models, the
+"""Modes and spectra (Massa et al. 2012 §9.2, Fig. 9-10): the 2.8 Hz train mode in both coupler models, the
 ≈ 63.26 Hz longitudinal coupler mode of the inertial model, springs in series on tangent track."""
 import math
 from pathlib import Path
@@ -30,7 +30,7 @@ def loaded():
 
 @pytest.mark.parametrize("model", ["noninertial", "inertial"])
 def test_first_mode_is_the_2_8_hz_train_mode(loaded, model):
-    """Paper 002 Fig. 9: the first mode, 2.8 Hz, is present in both models (cars against each other)."""
+    """Massa et al. 2012 Fig. 9: the first mode, 2.8 Hz, is present in both models (cars against each other)."""
     und, _ = loaded[model]
     first = [m for m in und if not m.rigid][0]
     assert first.frequency_hz == pytest.approx(2.8, rel=0.01)
@@ -51,7 +51,7 @@ def test_noninertial_two_car_frequency_is_springs_in_series(loaded):
 
 
 def test_inertial_model_has_the_63_hz_coupler_mode(loaded):
-    """Paper 002: ≈ 63.26 Hz, the coupler (slider + shank, 190 kg) moving longitudinally against k_B;
+    """Massa et al. 2012: ≈ 63.26 Hz, the coupler (slider + shank, 190 kg) moving longitudinally against k_B;
     absent from the noninertial model, whose modes are all car modes below 10 Hz."""
     und, damped = loaded["inertial"]
     md = find_mode(und, "slider", min_hz=10.0)
@@ -84,7 +84,7 @@ def test_spectrum_helper_recovers_a_sinusoid():
 
 def test_fft_of_the_coupler_force_shows_the_train_mode(tmp_path):
     """Both models: the in-train force of the 2-car run oscillates at the damped 2.8 Hz frequency
-    (the spectra of paper 002 Figs 10-11); the run is also written and read back by the CLI."""
+    (the spectra of Massa et al. 2012 Figs 10-11); the run is also written and read back by the CLI."""
     from hpcrail.cli import _load_command_modules, app
     from hpcrail.results.store import write_dataset
 

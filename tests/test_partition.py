@@ -1,5 +1,5 @@
-"""Hidden-vehicle partition (paper 000 §2): layouts, exact action/reaction at block ends, and
-equivalence of the monolithic model with blocks on threads and MPI ranks (paper 000 Tables 1-2
+"""Hidden-vehicle partition (Bosso et al. 2024 §2): layouts, exact action/reaction at block ends, and
+equivalence of the monolithic model with blocks on threads and MPI ranks (Bosso et al. 2024 Tables 1-2
 compared formulations the same way; issue targets: <= 1e-10 relative on states with fixed-step
 methods, <= 0.1 % on every metric with adaptive ones)."""
 import os
@@ -34,7 +34,7 @@ def _max_rel(a, b, name):
 
 # ---- layouts ------------------------------------------------------------------------------------
 def test_paper_layouts(configs_dir):
-    """Paper 000 §2: train 4 = 3 locomotives + wagons 1, 61, 122, 182 from the tail as boundary bodies
+    """Bosso et al. 2024 §2: train 4 = 3 locomotives + wagons 1, 61, 122, 182 from the tail as boundary bodies
     and 4 blocks of 59 wagons; train 2 = 4 locomotives + both tail wagons, 2 blocks of 49."""
     for name, n, sizes, kinds in (("train4_blocks", 243, [59] * 4, "wagon"), ("train2_blocks", 104, [49] * 2, "wagon")):
         sc, _ = load_scenario(configs_dir / f"trains/{name}.yaml")
@@ -257,7 +257,7 @@ def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_s
 
 
 def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_dir):
-    """Noninertial couplers (paper 002) need positions across blocks: backend threads/mpi is a config
+    """Noninertial couplers (Massa et al. 2012) need positions across blocks: backend threads/mpi is a config
     error naming the field and the kinds, and ``auto`` stays monolithic for such a train."""
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
     from hpcrail.kinds.ltd.problem import choose_backend

@@ -1,4 +1,4 @@
-"""Planar train with inertial and noninertial couplers (paper 002, Massa et al. 2012): conservation
+"""Planar train with inertial and noninertial couplers (Massa et al. 2012, Massa et al. 2012): conservation
 laws, agreement between the two coupler models on the paper's cases, curving, failure reporting."""
 import math
 from pathlib import Path
@@ -162,7 +162,7 @@ def compare(a, b, name, tol, t_from=0.0):
 def check_agreement(a, b, rel, c_B):
     """Inertial (b) vs noninertial (a) responses.
 
-    Justification of the tolerances (paper 002 §3, §8):
+    Justification of the tolerances (Massa et al. 2012 §3, §8):
     * the noninertial model drops the coupler mass (2·190 kg per coupler) — car positions differ by
       the rigid-body effect of that mass, and the force split between cars by ~m_c/m_car;
     * its coupler coordinates come from the *elastic* equilibrium (the velocity terms of Q_ni are
@@ -211,7 +211,7 @@ def test_two_car_empty_models_agree():
 
 
 def test_ten_car_models_agree():
-    """Paper 002 §10 (c_B = 8e5 N s/m, 3 MN, 20 s): compare every coupler, in particular the 5th."""
+    """Massa et al. 2012 §10 (c_B = 8e5 N s/m, 3 MN, 20 s): compare every coupler, in particular the 5th."""
     a = run("ten_car.yaml", "noninertial")[1]
     b = run("ten_car.yaml", "inertial")[1]
     check_agreement(a, b, rel=0.02, c_B=8e5)
@@ -228,7 +228,7 @@ def curved():
 
 
 def test_curved_track_shank_angles_bounded_and_models_agree(curved):
-    """Paper 002 §11 (Fig. 15-17): the shank angles swing only while the two cars are on different
+    """Massa et al. 2012 §11 (Fig. 15-17): the shank angles swing only while the two cars are on different
     curvatures (spirals), stay below 1 mrad, return to zero on the constant curves and tangents, and
     the two coupler models agree."""
     a, b = curved["noninertial"], curved["inertial"]

@@ -98,7 +98,7 @@ def test_site_settings_go_into_the_job_script_not_the_template(tmp_path):
 @pytest.mark.slurm
 def test_partitioned_run_through_sbatch_and_srun_equals_local(slurm, tmp_path):
     """slurm/partitioned_run.sbatch (sbatch + srun --mpi=pmi2, 2 ranks) writes the dataset of a local
-    serial run: states within 1e-10 relative (RK4, paper 000 train 4 layout)."""
+    serial run: states within 1e-10 relative (RK4, Bosso et al. 2024 train 4 layout)."""
     cfg = str(ROOT / "configs" / "trains" / "train4_blocks.yaml")
     sets = ["--set", "simulation.duration_s=4", "--set", "output.interval_s=0.5"]
     site = tmp_path / "site.yaml"

@@ -1,4 +1,4 @@
-"""Track alignment of the planar train: clothoid spirals, circular curves, superelevation (paper 002
+"""Track alignment of the planar train: clothoid spirals, circular curves, superelevation (Massa et al. 2012
 §11, Fig. 15)."""
 import math
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Vertical vehicle dynamics with massless damper nodes (paper 001): assembly, statics, eigenvalues,
+"""Vertical vehicle dynamics with massless damper nodes (Yu et al. 2023): assembly, statics, eigenvalues,
 solver accuracy (recurrence first order, exact discretisation against Radau, integrators on the ODE
 form), the index-1 DAE form and the Hertz contact."""
 from __future__ import annotations
@@ -23,9 +23,9 @@ def vertical_dataset(sc, model, sol):
 from hpcrail.models.vertical.kernel import vertical_dae_rhs, vertical_inputs, vertical_observe, vertical_rhs
 
 G = 9.81
-# paper 001 §III.A (quarter vehicle)
+# Yu et al. 2023 §III.A (quarter vehicle)
 MC, MT, CP, CS, KP, KS, KPD, KSD = 14398.0, 1379.0, 28300.0, 60000.0, 2.74e6, 5.68e5, 40e6, 20e6
-# paper 001 §III.B (full vehicle; M_c = 3.4e4, see configs/vertical/components/paper001_full_vehicle.yaml)
+# Yu et al. 2023 §III.B (full vehicle; M_c = 3.4e4, see configs/vertical/components/paper001_full_vehicle.yaml)
 FM = dict(Mc=3.4e4, Jc=2.277e6, Mt=3000.0, Jt=2710.0, Mw=1400.0, Kp=5.5e5, Ks=4e5, Cp=6e4, Cs=8e4, Kpd=5e6,
           Ksd=5e6, KH=8e7, Lc=9.0, Lt=1.2)
 
@@ -40,7 +40,7 @@ def full(*sets):
 
 def full_K_M(include_series=False):
     """Stiffness and mass matrices of the 10-dof pitch-plane vehicle written out by hand
-    (research notes §6.3 with per-bogie K_s and per-wheelset K_p as printed by paper 001; order
+    (research notes §6.3 with per-bogie K_s and per-wheelset K_p as printed by Yu et al. 2023; order
     z_c, β_c, z_t1, β_t1, z_t2, β_t2, z_w1..z_w4; point displacement z + x β)."""
     p = FM
     ks, kp, kh, lc, lt = p["Ks"], p["Kp"], p["KH"], p["Lc"], p["Lt"]
@@ -68,7 +68,7 @@ def full_K_M(include_series=False):
 # assembly
 # ------------------------------------------------------------------------------------------------
 def test_quarter_vehicle_assembly_reproduces_paper_eq18_19():
-    """The element list of configs/vertical/quarter_vehicle.yaml assembles into paper 001 eq (19):
+    """The element list of configs/vertical/quarter_vehicle.yaml assembles into Yu et al. 2023 eq (19):
     x = [ż_c, ż_t, Δz_2, Δz_1, z_c, z_t], A = [[A1, [A2; A3]], [I, O]], B u = F(t) z_v."""
     model = build_vertical(quarter("simulation.gravity_mps2=0"))
     ss = model.ss
@@ -303,7 +303,7 @@ def test_integrator_suite_on_the_ode_form():
 
 def test_dae_form_with_singular_mass_matrix_reproduces_the_recurrence():
     """Hook for implicit DAE integrators: M ẏ = F(t, y) with M = diag(masses, 1, 1, 0) (the massless
-    node velocities algebraic, index 1).  Implicit Euler on this DAE equals paper 001's recurrence
+    node velocities algebraic, index 1).  Implicit Euler on this DAE equals Yu et al. 2023's recurrence
     (12) on the ODE form to round-off, and on the ODE trajectory the algebraic residual vanishes."""
     sc = full("simulation.duration_s=0.5", "integrator.method=recurrence", "integrator.step_s=0.001")
     model = build_vertical(sc)
@@ -365,7 +365,7 @@ def test_hertz_contact_statics_and_small_amplitude_linearisation():
 
 
 def test_hertz_contact_loses_contact_without_pulling():
-    """At the wheelset resonance (38 Hz, almost undamped in paper 001's parameters) a 0.5 mm input
+    """At the wheelset resonance (38 Hz, almost undamped in Yu et al. 2023's parameters) a 0.5 mm input
     lifts the wheels: the Hertz wheel load reaches exactly 0 and never goes negative (tight DOPRI5)."""
     sc = _hertz("track.irregularity.amplitude_mm=0.5", "track.irregularity.frequency_rad_per_s=230",
                 "simulation.duration_s=0.3", "integrator.method=dopri5", "integrator.rtol=1e-9",
@@ -419,7 +419,7 @@ def _wheelset_on_hertz(method, step=None, **it):
 
 
 def test_recurrence_is_first_order_for_a_nonlinear_hertz_model():
-    """Paper 001's recurrence with the matrix factorised once at the static equilibrium is a
+    """Yu et al. 2023's recurrence with the matrix factorised once at the static equilibrium is a
     linearly implicit Euler (W-method) for the Hertz contact and keeps order 1 (against a tight
     DOPRI5 solution); the large input changes the contact stiffness by tens of per cent."""
     sc = _wheelset_on_hertz("dopri5", None, rtol=1e-11, atol=1e-13)

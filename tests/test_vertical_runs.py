@@ -1,4 +1,4 @@
-"""Vertical scenarios end to end: the paper 001 configs (accuracy against closed-form solutions), the
+"""Vertical scenarios end to end: the Yu et al. 2023 configs (accuracy against closed-form solutions), the
 dataset conventions, per-wheel delays, CLI, configuration errors, realisation batches and the sweep job."""
 from __future__ import annotations
 

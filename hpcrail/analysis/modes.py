@@ -5,7 +5,7 @@ central finite differences of its right-hand side, A = ∂f/∂y.  With the stat
 and velocities v (q̇ = A_qv v, v̇ = A_vq q + A_vv v; other states are frozen):
 
 * **undamped modes** — q̈ = S q + D_q q̇ with S = A_qv A_vq and D_q = A_qv A_vv A_qv⁻¹; the eigenvalues of
-  S are −ω², the natural frequencies f_n = ω/2π of the undamped problem K φ = ω² M φ (what paper 002
+  S are −ω², the natural frequencies f_n = ω/2π of the undamped problem K φ = ω² M φ (what Massa et al. 2012
   Fig. 9 reports); the modal damping ratio ζ = −ψᵀ D_q φ / (2ω ψᵀφ) uses the left eigenvector ψ
   (exact for proportional damping, a first-order estimate otherwise; ζ > 1 flags an overdamped mode);
 * **damped eigenvalues** — the eigenvalues λ of the first-order system: f_n = |λ|/2π,

@@ -1,5 +1,5 @@
 """Amplitude spectra (FFT) of result variables, e.g. the 2.8 Hz train mode in a coupler force or the
-coupler modes in an EOC acceleration (paper 002 §9.2, Figs 10-11; Brigham, *The Fast Fourier
+coupler modes in an EOC acceleration (Massa et al. 2012 §9.2, Figs 10-11; Brigham, *The Fast Fourier
 Transform*, 1974)."""
 from __future__ import annotations
 

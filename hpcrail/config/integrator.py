@@ -61,11 +61,11 @@ def _catalogue() -> list[MethodSpec]:
     out = [
         MethodSpec("rk4", f"{ex}:rk4", f"{ex}:explicit_state_size", adaptive=False, order=4,
                    description="classical Runge-Kutta, fixed step, Hermite dense output",
-                   source="Hairer, Nørsett & Wanner 1993 §II.1; Cole et al. 2017 §4"),
+                   source="Hairer, Nørsett & Wanner 1993 §II.1; Yu et al. 2022 §4"),
         MethodSpec("abm4", f"{ex}:abm4", f"{ex}:abm_state_size", adaptive=False, order=4,
                    description="Adams-Bashforth-Moulton 4 predictor-corrector PE(CE)^m, fixed step, RK4 start",
                    options={"corrector_iterations": Option(0, 1.0, 1.0, 10.0, "corrector evaluations m (1 = PECE)")},
-                   source="Hairer, Nørsett & Wanner 1993 §III.1; Cole et al. 2017 eq (32)", aliases=("abm", "adams")),
+                   source="Hairer, Nørsett & Wanner 1993 §III.1; Yu et al. 2022 eq (32)", aliases=("abm", "adams")),
         MethodSpec("dopri5", f"{ex}:dopri5", f"{ex}:explicit_state_size", adaptive=True, order=5,
                    description="Dormand-Prince 5(4), adaptive, 4th-order dense output",
                    source="Dormand & Prince 1980; Hairer, Nørsett & Wanner 1993 §II.5", aliases=("ode45", "rk45")),
@@ -82,7 +82,7 @@ def _catalogue() -> list[MethodSpec]:
     out.append(MethodSpec("ndf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True,
                           description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
                           options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); Bosso et al. 2024; "
-                                                   "Cole et al. 2017", aliases=("ode15s",)))
+                                                   "Yu et al. 2022", aliases=("ode15s",)))
     for name, scheme, adaptive, order, desc, aliases, src in (
             ("implicit_euler", 0, False, 1, "implicit (backward) Euler, fixed step, Newton", ("backward_euler",),
              "Hairer & Wanner 1996 §IV.3; Yu et al. 2023"),

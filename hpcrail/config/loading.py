@@ -14,7 +14,6 @@ Rules (documented in docs/configuration.md):
 """
 from __future__ import annotations
 
-import copy
 import csv
 import dataclasses
 import hashlib
@@ -214,14 +213,6 @@ def set_path(tree: Any, parts: list, value: Any) -> None:
             raise KeyError(f"{'.'.join(map(str, parts[:i]))} is a value ({node!r}), it has no field {part!r}")
 
 
-def get_path(tree: Any, parts: list) -> Any:
-    """Value at a dotted path (list indices as integers); raises KeyError/IndexError."""
-    node = tree
-    for part in parts:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    return node
-
-
 def apply_overrides(doc: Document, overrides: Iterable[str]) -> None:
     """Apply ``--set`` overrides in order; all bad ones are reported together."""
     issues = []
@@ -384,5 +375,3 @@ def config_hash(model_or_dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def deep_copy_document(doc: Document) -> Document:
-    return Document(tree=copy.deepcopy(doc.tree), root_file=doc.root_file, origins=dict(doc.origins))

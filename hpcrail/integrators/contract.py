@@ -226,10 +226,6 @@ class Problem:
     def mass_identity(self) -> bool:
         return self.mass is None or bool(np.all(self.mass == 1.0))
 
-    @property
-    def singular_mass(self) -> bool:
-        return self.mass is not None and bool(np.any(self.mass == 0.0))
-
 
 @dataclasses.dataclass
 class Solution:

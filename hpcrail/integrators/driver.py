@@ -248,7 +248,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     options : method options by name (``registry.get(method).options``), e.g. ``{"max_order": 2}``.
     jacobian : ``"auto"`` (the model's analytic Jacobian if it has one, else finite differences
         on its pattern), ``"analytic"``, ``"finite_difference"`` (on the pattern) or ``"dense"``
-        (finite differences on a dense pattern with a dense LU: the "JAC OFF" case of paper 000).
+        (finite differences on a dense pattern with a dense LU: the "JAC OFF" case of Bosso et al. 2024).
     observe_interval : if > 0, ``observe`` also runs on the dense output every this many seconds
         inside longer steps [s] (envelopes resolved between the steps of large-step methods; note
         that the dense output of a stiff method can overshoot at the kinks of a non-smooth model).

@@ -7,7 +7,7 @@ identity is rejected by the driver.
 
 Sources: classical RK4 and the Dormand & Prince (1980) 5(4) pair with its 4th-order continuous
 extension as given by Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.5-II.6 (the coefficients of
-scipy's ``RK45``); ABM4: HNW I §III.1 (Adams methods, predictor-corrector PECE); paper 004
+scipy's ``RK45``); ABM4: HNW I §III.1 (Adams methods, predictor-corrector PECE); Yu et al. 2022
 (Yu et al. 2022) eq (32) and §5 uses RK4, ABM, "ode45" and "ode15s".
 """
 from __future__ import annotations
@@ -135,12 +135,12 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
 @njit(**JIT)
 def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
          settings, atol, rtolv, mass, spec, ev_out):
-    """Adams-Bashforth-Moulton 4th order, fixed step ``settings[0]`` [s], PE(CE)^m (paper 004 eq 32).
+    """Adams-Bashforth-Moulton 4th order, fixed step ``settings[0]`` [s], PE(CE)^m (Yu et al. 2022 eq 32).
 
     Predictor (Adams-Bashforth 4): y* = y_n + h/24 (55 f_n − 59 f_{n−1} + 37 f_{n−2} − 9 f_{n−3});
     corrector (Adams-Moulton 4), applied ``m = settings[6]`` times (default 1, i.e. PECE):
     y_{n+1} = y_n + h/24 (9 f(t_{n+1}, y*) + 19 f_n − 5 f_{n−1} + f_{n−2}).  (The corrector printed
-    in paper 004 eq 32 lost its last term in extraction; the coefficients must sum to 24.)
+    in Yu et al. 2022 eq 32 lost its last term in extraction; the coefficients must sum to 24.)
     Start-up: three RK4 steps; the final step, if shortened to land on ``t_final``, is an RK4
     step too.  Cost: 1 + m RHS evaluations per step.  Dense output: cubic Hermite.
     """

@@ -1,7 +1,7 @@
-"""Event-driven integration of piecewise-smooth systems (non-smooth mechanics, paper 003 §3).
+"""Event-driven integration of piecewise-smooth systems (non-smooth mechanics, Oprea 2018 §3).
 
 The system has a discrete *mode* held by the model (in its parameters); for a fixed mode
-``y' = rhs(t, y)`` is smooth and any registered method integrates it.  Paper 003 §3 (after Acary &
+``y' = rhs(t, y)`` is smooth and any registered method integrates it.  Oprea 2018 §3 (after Acary &
 Brogliato 2008): (1) determine the next smooth mode, (2) integrate while the constraints hold,
 (3) locate the next event within a tolerance.  The driver knows nothing about trains; a model gives
 

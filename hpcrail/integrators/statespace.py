@@ -1,15 +1,15 @@
 """Fixed-step solvers for state-space systems ẏ = f(t, y) with a known Jacobian J (= A for linear
-time-invariant systems ẏ = A y + B w(t)): paper 001's implicit-Euler recurrence and the exact
+time-invariant systems ẏ = A y + B w(t)): Yu et al. 2023's implicit-Euler recurrence and the exact
 discretisation by the matrix exponential.  Like every integrator they know nothing about vehicles:
 the model supplies numba functions with the contract signature ``g(t, y, params, out)`` —
 ``rhs`` (f), ``inputs`` (w(t)) and ``observe`` — and the matrices.
 
-Recurrence (paper 001 eqs (8)-(12))::
+Recurrence (Yu et al. 2023 eqs (8)-(12))::
 
     Ẋ_k = (I − Δt A)⁻¹ (A X_{k−1} + B U_k),      X_k = X_{k−1} + Δt Ẋ_k
 
 i.e. implicit (backward) Euler, solved exactly for a linear system with the matrix factorised once.
-It is **first-order accurate** (global error O(Δt); paper 001 eq (15) states the local truncation
+It is **first-order accurate** (global error O(Δt); Yu et al. 2023 eq (15) states the local truncation
 error O(Δt²)).  :func:`recurrence_march` evaluates A X_{k−1} + B U_k as f(t_k, X_{k−1}) and
 multiplies by the precomputed P = (I − Δt J)⁻¹, which is eq (12) exactly for linear models and a
 linearly implicit Euler (W-method, still first order) with a frozen Jacobian for nonlinear ones (the
@@ -50,7 +50,7 @@ from hpcrail.integrators.driver import _kernel_for, model_function_type
 # matrices
 # ------------------------------------------------------------------------------------------------
 def implicit_euler_matrix(J: np.ndarray, h: float) -> np.ndarray:
-    """P = (I − h J)⁻¹ float64[N, N] (LU factorisation once, paper 001 eq (11))."""
+    """P = (I − h J)⁻¹ float64[N, N] (LU factorisation once, Yu et al. 2023 eq (11))."""
     N = J.shape[0]
     lu = lu_factor(np.eye(N) - h * J)
     return np.ascontiguousarray(lu_solve(lu, np.eye(N)))
@@ -170,7 +170,7 @@ def lti_march(PhiT, G0T, G1T, cols, inputs, observe, params, y, work, kstep, k_e
 
 @njit(**JIT_NRT_FREE)
 def recurrence_march(PT, rhs, observe, params, y, work, kstep, k_end, t0, h, stride, Y_out, acc, stats):
-    """Paper 001 eq (12): Ẋ_k = P f(t_k, X_{k−1}), X_k = X_{k−1} + h Ẋ_k with P = (I − h J)⁻¹
+    """Yu et al. 2023 eq (12): Ẋ_k = P f(t_k, X_{k−1}), X_k = X_{k−1} + h Ẋ_k with P = (I − h J)⁻¹
     (passed transposed, ``PT`` = Pᵀ C-contiguous), from step ``kstep[0]`` to ``k_end``; one
     right-hand-side evaluation per step.  For a linear model f(t_k, X_{k−1}) = A X_{k−1} + B U_k, so
     this is eq (11)-(12) literally.  ``work`` float64[2N] scratch space."""
@@ -312,7 +312,7 @@ def run_lti(Phi, G0, G1, inputs, observe, params, y0, *, t0: float = 0.0, h: flo
 
 def run_recurrence(P, rhs, observe, params, y0, *, t0: float = 0.0, h: float, nsteps: int, stride: int = 1,
                    acc0=None, progress=None, n_chunks: int = 50, method_name: str = "recurrence") -> Solution:
-    """Paper 001 recurrence (12) with P = (I − h J)⁻¹ (:func:`implicit_euler_matrix`) for ``nsteps``
+    """Yu et al. 2023 recurrence (12) with P = (I − h J)⁻¹ (:func:`implicit_euler_matrix`) for ``nsteps``
     steps of ``h`` [s].  Same outputs and errors as :func:`run_lti`."""
     mats = (np.ascontiguousarray(np.asarray(P, dtype=np.float64).T),)
     acc0 = np.zeros(1) if acc0 is None else acc0

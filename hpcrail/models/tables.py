@@ -1,4 +1,4 @@
-"""Look-up tables on uniform grids (O(1) lookups inside numba kernels).
+"""Look-up tables on uniform grids (O(1) lookups inside the numba kernels that read them).
 
 Piecewise-linear tables given at arbitrary breakpoints are resampled onto a uniform grid whose
 spacing divides every breakpoint, which keeps them *exact* (same piecewise-linear function).  When
@@ -10,9 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
-
-from hpcrail._numba import JIT
 
 
 def common_spacing(breaks: np.ndarray, max_points: int = 20000, rel_tol: float = 1e-9) -> tuple[float, bool]:
@@ -58,28 +55,3 @@ def resample_uniform(x: np.ndarray, ys: np.ndarray, dx: float) -> np.ndarray:
     return out.reshape(ys.shape[:-1] + (n,))
 
 
-@njit(inline="always", **JIT)
-def grid_interp(table, n, x0, dx, x):
-    """Linear interpolation of ``table[0:n]`` (uniform grid from ``x0`` with step ``dx``) at ``x``,
-    clamped to the end values outside the grid."""
-    u = (x - x0) / dx
-    if u <= 0.0:
-        return table[0]
-    i = int(u)
-    if i >= n - 1:
-        return table[n - 1]
-    w = u - i
-    return table[i] * (1.0 - w) + table[i + 1] * w
-
-
-@njit(inline="always", **JIT)
-def grid_interp_extrap(table, n, x0, dx, x):
-    """Like :func:`grid_interp` but extrapolates linearly with the end segments."""
-    u = (x - x0) / dx
-    i = int(math.floor(u))
-    if i < 0:
-        i = 0
-    elif i > n - 2:
-        i = n - 2
-    w = u - i
-    return table[i] * (1.0 - w) + table[i + 1] * w

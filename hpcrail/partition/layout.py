@@ -1,6 +1,6 @@
-"""Hidden-vehicle partition of a consist (paper 000 §2, MODELS.md §2): boundary vehicles and blocks.
+"""Hidden-vehicle partition of a consist (Bosso et al. 2024 §2, MODELS.md §2): boundary vehicles and blocks.
 
-Paper 000 models a long train in a multibody code as a few ordinary bodies (*boundary vehicles*:
+Bosso et al. 2024 models a long train in a multibody code as a few ordinary bodies (*boundary vehicles*:
 the locomotives, some wagons) and user force elements that each own the longitudinal states of a
 *block of hidden vehicles* between two boundary vehicles and return the two in-train forces at the
 block's ends ("trailing forces").  hpcrail uses the same decomposition to evaluate the LTD

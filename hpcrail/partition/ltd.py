@@ -1,6 +1,6 @@
 """Partitioned LTD right-hand side and observer: blocks of hidden vehicles evaluated in parallel.
 
-Per evaluation (paper 000 §2): every vehicle range (a block of hidden vehicles with the boundary
+Per evaluation (Bosso et al. 2024 §2): every vehicle range (a block of hidden vehicles with the boundary
 vehicles ahead of it, :meth:`Layout.range_starts`) reads the boundary states next to it from the
 state vector — the extension and speeds of the connection ahead (its front force), the upstream
 brake-pipe signal — and gets the position of its first vehicle from an exclusive scan over the
@@ -167,7 +167,7 @@ _SRC = f"""
 def ltd_rhs_threads(t, y, pp, dydt):
     \"\"\"Partitioned LTD right-hand side on numba threads (integrator contract): one parallel region
     per evaluation over the vehicle ranges (static schedule: contiguous ranges per thread).
-    Source: paper 000 §2 (hidden-vehicle blocks), eqs (1)-(7).\"\"\"
+    Source: Bosso et al. 2024 §2 (hidden-vehicle blocks), eqs (1)-(7).\"\"\"
     p = pp.model
     notch, _cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
     starts = pp.starts

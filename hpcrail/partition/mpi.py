@@ -68,7 +68,7 @@ def _allgather_in_place(pp, buf, counts, displs):
 def ltd_rhs_mpi(t, y, pp, dydt):
     """Partitioned LTD right-hand side on MPI ranks (integrator contract): this rank's ranges, then
     an in-place allgather of the derivative slices and of the per-range power sums.
-    Source: paper 000 §2 (hidden-vehicle blocks), eqs (1)-(7)."""
+    Source: Bosso et al. 2024 §2 (hidden-vehicle blocks), eqs (1)-(7)."""
     notch, _cmd_notch, cmd_brake = driver_command(t, y, pp.model, dydt)
     for b in range(pp.b_lo, pp.b_hi):
         eval_one_range(t, y, pp, dydt, b, notch, cmd_brake)

@@ -60,7 +60,6 @@ DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
 SOURCES = DISCRETE + DISTRIBUTIONS
 
 
-
 #: names a parameter coordinate may never take: the sweep store's own dimensions, coordinates and run
 #: variables, and keywords of ``Dataset.sel`` (``ds.sel(method=...)`` could not select a coordinate
 #: named ``method``); the outputs and dimensions of the scenario's kind are added per sweep
@@ -343,10 +342,6 @@ def _label(value) -> Any:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return json.dumps(value, sort_keys=True)
-
-
-def _numeric(values: list) -> bool:
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values)
 
 
 def _sample_unit(design: str, d: int, n: int, seed: int) -> np.ndarray:

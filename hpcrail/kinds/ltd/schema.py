@@ -288,14 +288,14 @@ class Simulation(Strict):
     initial_speed_kmh: float = Field(0.0, ge=0)
     initial_notch: float = Field(0.0, description="applied notch at t = 0 (+ traction, − dynamic brake): "
                                  "a train already under power, or a traction force applied as a step "
-                                 "(paper 003's start-up case)")
+                                 "(Oprea 2018's start-up case)")
 
 
 class FrictionNumerics(Strict):
-    """Integration of the dry friction of ``kind: friction`` connections (paper 003).
+    """Integration of the dry friction of ``kind: friction`` connections (Oprea 2018).
 
     ``event_driven``: stick/slip modes chosen by Gauss's principle / the generalised inverse with
-    the iteration of paper 003 §4.1, the smooth ODE between events integrated by
+    the iteration of Oprea 2018 §4.1, the smooth ODE between events integrated by
     ``integrator.method``, events (stick→slip when |T_s| reaches T_sMax, slip→stick when |ė| enters
     the Karnopp band η) located to ``event_tolerance_s``.  ``regularised``: the friction force is the
     smooth law T_kin(|ė|)·s(ė/w), s = tanh or linear-in-band, integrated like any LTD model.
@@ -307,7 +307,7 @@ class FrictionNumerics(Strict):
     stick_velocity: Literal["project", "keep"] = Field(
         "project", description="at slip→stick: 'project' removes the remaining relative velocity of the new "
         "rigid cluster (momentum-conserving, Gauss's principle at velocity level); 'keep' leaves the offset "
-        "|ė| < η as in paper 003 §3.1 (deflections then drift at that rate while sticking)")
+        "|ė| < η as in Oprea 2018 §3.1 (deflections then drift at that rate while sticking)")
     event_tolerance_s: float = Field(1e-10, gt=0, description="event location tolerance")
     max_events: int = Field(1_000_000, ge=1, description="limit on the number of stick/slip events")
     max_mode_changes: int = Field(2_000_000, ge=1, description="capacity of the log of connection mode changes")
@@ -325,7 +325,7 @@ class Numerics(Strict):
 
 
 class PartitionSpec(Strict):
-    """Hidden-vehicle partition of the consist (paper 000 §2, MODELS.md §2).
+    """Hidden-vehicle partition of the consist (Bosso et al. 2024 §2, MODELS.md §2).
 
     The consist is cut into *boundary vehicles* and *blocks of hidden vehicles* between them; the
     blocks are evaluated in parallel at every right-hand-side evaluation (threads of one process or

@@ -1,11 +1,11 @@
-"""Dry-friction draft gears (paper 003, Oprea 2018): friction laws, static friction forces of sticking
+"""Dry-friction draft gears (Oprea 2018, Oprea 2018): friction laws, static friction forces of sticking
 connections by Gauss's principle / the generalised inverse, and the stick/slip mode selection of §4.1.
 
 Conventions (hpcrail, MODELS.md): connection k (0-based here) joins vehicles k and k+1; its extension
 e_k and extension rate ė_k = v_k − v_{k+1} are + in draft; its force F_k (+ draft) acts −F_k on
 vehicle k and +F_k on vehicle k+1.  The friction force T_k is the dry-friction part of F_k; sliding
 friction resists the extension rate, T_k = T_kin(|ė_k|)·sign(ė_k), so the power T_k·ė_k ≥ 0 is
-absorbed by the gear.  Paper 003 writes M ẍ − W C Wᵀx − f − W T = 0 with W = +1 on the diagonal and
+absorbed by the gear.  Oprea 2018 writes M ẍ − W C Wᵀx − f − W T = 0 with W = +1 on the diagonal and
 −1 below, i.e. its T is the opposite sign of hpcrail's; every formula below is in hpcrail's sign.
 
 Modes of a friction connection (``MODE_*``):
@@ -17,10 +17,10 @@ Modes of a friction connection (``MODE_*``):
 * ``MODE_SLIP_POS`` / ``MODE_SLIP_NEG`` sliding in + / − direction, selected outside the Karnopp
   band: T = ±T_kin(|ė|);
 * ``MODE_BREAK_POS`` / ``MODE_BREAK_NEG`` break-away: sliding selected *inside* the band because the
-  static force would exceed T_sMax; T = ±T_sMax while |ė| < η (paper 003 §4.1 "T_k(s) =
+  static force would exceed T_sMax; T = ±T_sMax while |ė| < η (Oprea 2018 §4.1 "T_k(s) =
   −T_sMax sign(ΣF)") and ±T_kin(|ė|) once outside it.
 
-Static friction forces (paper 003 §4, eqs 15-20, and §4.1): with the sliding columns removed from
+Static friction forces (Oprea 2018 §4, eqs 15-20, and §4.1): with the sliding columns removed from
 W (W̃) and the known forces h̃ (everything but the static friction), Gauss's principle gives
 T_s = (W̃ᵀM⁻¹W̃)⁺ W̃ᵀM⁻¹h̃ (hpcrail sign; paper: −(…)⁺…).  For a train, W is bidiagonal: the
 sticking connections form runs that join consecutive vehicles into rigid sub-trains ("clusters")
@@ -70,9 +70,9 @@ SELECT_FAILED = -1
 def kinetic_friction(speed, ts, tc, law, inv_vs, delta):
     """Magnitude [N] of the sliding friction force at relative speed ``speed`` = |ė| [m/s].
 
-    Coulomb (``law`` 0): T_kin = T_c (paper 003 uses T_c = T_sMax).  Stribeck (``law`` 1):
+    Coulomb (``law`` 0): T_kin = T_c (Oprea 2018 uses T_c = T_sMax).  Stribeck (``law`` 1):
     T_kin = T_c + (T_sMax − T_c)·exp(−(|ė|/v_s)^δ) (``inv_vs`` = 1/v_s), the velocity-dependent
-    law family of paper 003 §2.1 (Oprea et al. 2013).
+    law family of Oprea 2018 §2.1 (Oprea et al. 2013).
     """
     if law == LAW_STRIBECK:
         return tc + (ts - tc) * math.exp(-((speed * inv_vs) ** delta))
@@ -108,7 +108,7 @@ def regularised_friction(de, r, ts, tc, law, inv_vs, delta, reg_law, inv_w):
 
     T = r · T_kin(|ė|) · s(ė/w) with s = tanh (``reg_law`` 1) or the linear-in-band saturation
     clamp(ė/w, −1, 1) (``reg_law`` 0), ``inv_w`` = 1/w.  This is the "physical model using smoothened
-    laws" that paper 003 (§1, §3.1) compares against: continuous, but stiff for small w (the slope
+    laws" that Oprea 2018 (§1, §3.1) compares against: continuous, but stiff for small w (the slope
     T/w acts as a damper of rate T/(w·m) on a vehicle of mass m).
     """
     u = de * inv_w
@@ -132,7 +132,7 @@ def rigid_clusters(mode, m, a, T):
     of a cluster (a maximal run of sticking connections) has the cluster's acceleration
     Σm a/Σm.  ``T[M]`` receives the static friction force [N] (+ draft) of each sticking connection:
     T_k = Σ_{j≤k} m_j a_j − a_c Σ_{j≤k} m_j over the cluster's vehicles ahead of connection k.  This is
-    the generalised-inverse solution T_s = (W̃ᵀM⁻¹W̃)⁺W̃ᵀM⁻¹h̃ of paper 003 eq (16) (b = 0) for a
+    the generalised-inverse solution T_s = (W̃ᵀM⁻¹W̃)⁺W̃ᵀM⁻¹h̃ of Oprea 2018 eq (16) (b = 0) for a
     bidiagonal W, in O(N).
     """
     M = mode.size
@@ -165,7 +165,7 @@ def rigid_clusters(mode, m, a, T):
 
 @njit(**JIT)
 def select_contacts(cand, mode, lim, m, a0, a, T, tol_force, tol_acc, max_iter):
-    """Consistent stick/slip modes of the connections inside the Karnopp band (paper 003 §4.1).
+    """Consistent stick/slip modes of the connections inside the Karnopp band (Oprea 2018 §4.1).
 
     Parameters
     ----------
@@ -269,10 +269,10 @@ def select_contacts(cand, mode, lim, m, a0, a, T, tol_force, tol_acc, max_iter):
 
 
 # ------------------------------------------------------------------------------------------------
-# dense reference formulas (numpy): the literal generalised inverse of paper 003 and the LCP view
+# dense reference formulas (numpy): the literal generalised inverse of Oprea 2018 and the LCP view
 # ------------------------------------------------------------------------------------------------
 def constraint_matrix(n_vehicles: int) -> np.ndarray:
-    """Paper 003 eq (3): W (float64[N, N−1]) with +1 on the diagonal and −1 below it; ξ = Wᵀx are the
+    """Oprea 2018 eq (3): W (float64[N, N−1]) with +1 on the diagonal and −1 below it; ξ = Wᵀx are the
     connection deflections x_k − x_{k+1} (hpcrail's extensions up to the free length)."""
     W = np.zeros((n_vehicles, n_vehicles - 1))
     i = np.arange(n_vehicles - 1)
@@ -282,13 +282,13 @@ def constraint_matrix(n_vehicles: int) -> np.ndarray:
 
 
 def static_friction_gi(mass: np.ndarray, h: np.ndarray, stick: np.ndarray) -> np.ndarray:
-    """Static friction forces by the generalised inverse, paper 003 eqs (16)/(20) with b = 0.
+    """Static friction forces by the generalised inverse, Oprea 2018 eqs (16)/(20) with b = 0.
 
     Parameters
     ----------
     mass : float64[N] vehicle masses [kg].
     h : float64[N] known forces [N] on each vehicle: every force except the static friction of the
-        sticking connections (sliding friction included, paper 003 §4.1 "h̃ = h + W T_k").
+        sticking connections (sliding friction included, Oprea 2018 §4.1 "h̃ = h + W T_k").
     stick : bool[N−1], the sticking connections (the columns kept in W̃).
 
     Returns float64[N−1]: T_s (+ draft, hpcrail sign) at the sticking connections, 0 elsewhere.

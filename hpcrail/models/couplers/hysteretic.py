@@ -1,4 +1,4 @@
-"""Connection force laws as numba kernels: hysteretic draft gears with slack (paper 000 eq 7),
+"""Connection force laws as numba kernels: hysteretic draft gears with slack (Bosso et al. 2024 eq 7),
 rigid bars and linear spring-dampers (the same law with degenerate tables).
 
 The law of connection k with extension e (+ draft, relative to its free length) and extension rate
@@ -52,7 +52,7 @@ def pack_connection_tables(rows: list[tuple[float, float, np.ndarray, np.ndarray
 def connection_force(e, de, ct, rowpar, typepar, fm, fa):
     """In-train force [N] (+ draft) of a connection of type ``ct`` (uint64) at extension ``e`` [m]
     and extension rate ``de`` [m/s].  Tables as packed by :func:`pack_connection_tables`.
-    Source: paper 000 eq (7)."""
+    Source: Bosso et al. 2024 eq (7)."""
     # branch-free side selection: every table starts at zero force, so x clamped at 0 inside the
     # slack gives exactly zero force without a (mispredicted) branch
     draft = e >= 0.0

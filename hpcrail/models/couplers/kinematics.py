@@ -1,7 +1,7 @@
-"""Planar coupler kinematics and the noninertial (quasistatic) coupler equilibrium of paper 002.
+"""Planar coupler kinematics and the noninertial (quasistatic) coupler equilibrium of Massa et al. 2012.
 
 A coupler joins car *a* (the leading vehicle, coupler at its rear end) and car *b* (the trailing
-vehicle, coupler at its front end).  At each end (paper 002 §6, Fig. 3):
+vehicle, coupler at its front end).  At each end (Massa et al. 2012 §6, Fig. 3):
 
 * a slider (draft gear / EOC device) moves along the car axis on a prismatic joint; its pin B sits at
   ``σ (L + d) e1`` from the car's centre of gravity, L = x_P + l_0 the pivot distance plus the draft
@@ -225,7 +225,7 @@ def solve4(g, rhs, off, out):
 
 @njit(**JIT_NRT_FREE)
 def coupler_newton(pz, x, cp, tol, maxit, g, dx):
-    """Newton-Raphson on the quasistatic coupler equilibrium G(x) = 0 (paper 002 eqs 41-42, 44-45).
+    """Newton-Raphson on the quasistatic coupler equilibrium G(x) = 0 (Massa et al. 2012 eqs 41-42, 44-45).
 
     ``x[4]`` is the start (warm start: the previous solution) and receives the solution; converged
     when every update satisfies |Δd| ≤ tol and |Δα|·l_s ≤ tol [m].  On return ``g`` holds the
@@ -275,7 +275,7 @@ def frozen_knuckle_rate(pz, vz, g):
 
 @njit(inline="always", **JIT)
 def noninertial_rates(pz, vz, cp, g, rhs, xd):
-    """Noninertial velocities ẋ from the velocity-level equilibrium H ẋ = ∂G/∂t|_x (paper 002 eq 43)
+    """Noninertial velocities ẋ from the velocity-level equilibrium H ẋ = ∂G/∂t|_x (Massa et al. 2012 eq 43)
     at the geometry in ``g`` (a converged Newton solution).  ``rhs[4]`` scratch; returns False if H
     is singular."""
     ddx, ddy = frozen_knuckle_rate(pz, vz, g)

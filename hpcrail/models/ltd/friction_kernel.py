@@ -92,7 +92,7 @@ def _apply_modes(y, p, dydt):
         _x, r = engagement(_extension(y, q, k), p.fr_gap[k, 0], p.fr_gap[k, 1], p.fr_inv_ramp[k])
         d = 1.0 if md > 0 else -1.0
         if (md == MODE_BREAK_POS or md == MODE_BREAK_NEG) and d * de < p.eta:
-            mag = p.fr_ts[k]   # break-away inside the band: T_sMax (paper 003 §4.1)
+            mag = p.fr_ts[k]   # break-away inside the band: T_sMax (Oprea 2018 §4.1)
         else:
             mag = kinetic_friction(abs(de), p.fr_ts[k], p.fr_tc[k], p.fr_law[k], p.fr_inv_vs[k], p.fr_delta[k])
         tk = d * mag * r
@@ -112,7 +112,7 @@ def _apply_modes(y, p, dydt):
 @njit(**JIT_NRT_FREE)
 def ed_rhs(t, y, p, dydt):
     """Right-hand side for the current stick/slip modes (integrator contract); ``y``/``dydt``
-    float64[n] (LTD layout + friction work).  Source: paper 003 eqs (4)-(7), (16)."""
+    float64[n] (LTD layout + friction work).  Source: Oprea 2018 eqs (4)-(7), (16)."""
     ltd_rhs(t, y, p.ltd, dydt)
     _apply_modes(y, p, dydt)
 
@@ -172,7 +172,7 @@ def _log_change(p, t, k, mnew):
 
 @njit(**JIT)
 def ed_jump(t, y, p, which):
-    """Mode selection at t0 (``which`` = −1) and at each event (paper 003 §4.1).
+    """Mode selection at t0 (``which`` = −1) and at each event (Oprea 2018 §4.1).
 
     Provisional sets from the state: outside the slack → free; |ė| ≥ η → sliding along ė; a
     break-away still moving along its direction keeps sliding (until its relative velocity returns to

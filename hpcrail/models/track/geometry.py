@@ -16,7 +16,7 @@ The kernels read a table on a uniform grid of spacing h (``build_track_table``):
 interpolation with the exact tangents at the nodes (error below h⁴·max|r''''|/384, i.e. < 1e-12 m for
 h = 0.25 m and railway curvatures).  Beyond its ends the track continues as straight lines.
 
-Source of the test alignment: paper 002 (Massa et al. 2012) §11, Fig. 15.
+Source of the test alignment: Massa et al. 2012 (Massa et al. 2012) §11, Fig. 15.
 """
 from __future__ import annotations
 

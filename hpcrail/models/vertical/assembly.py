@@ -109,7 +109,7 @@ class Assembly:
         return [e for e in self.elements if e.node >= 0]
 
     def state_names(self) -> list[str]:
-        """Names of X = [q̇, s, q] (paper 001 eq 6)."""
+        """Names of X = [q̇, s, q] (Yu et al. 2023 eq 6)."""
         return ([f"{d}.rate" for d in self.dof_names] + [f"{e.name}.stroke" for e in self.node_elements]
                 + list(self.dof_names))
 
@@ -214,7 +214,7 @@ def assemble(vehicle, file: str = "(scenario)") -> Assembly:
 
 @dataclasses.dataclass
 class StateSpace:
-    """Ẋ = A X + B_u u + B_ud u̇ + b_g (paper 001 eq 7/19), linearised at ``X_lin`` for Hertz contacts.
+    """Ẋ = A X + B_u u + B_ud u̇ + b_g (Yu et al. 2023 eq 7/19), linearised at ``X_lin`` for Hertz contacts.
 
     Shapes: A float64[N, N], B_u and B_ud float64[N, W], b_g float64[N] with N = 2m + n.
     """
@@ -263,7 +263,7 @@ def state_space(asm: Assembly, gravity: float, X_lin: np.ndarray | None = None,
         the static equilibrium).
 
     For linear elements the result is exact: f(X, t) = A X + B_u u + B_ud u̇ + b_g.
-    Source: paper 001 eqs (2)-(7); the quarter vehicle gives exactly its eqs (18)-(19).
+    Source: Yu et al. 2023 eqs (2)-(7); the quarter vehicle gives exactly its eqs (18)-(19).
     """
     m, n = asm.m, asm.n
     N = 2 * m + n
@@ -314,27 +314,6 @@ def state_space(asm: Assembly, gravity: float, X_lin: np.ndarray | None = None,
         if not asm.dof_is_pitch[i]:
             bg[sv.start + i] = -gravity
     return StateSpace(A=A, B_u=Bu, B_ud=Bud, b_g=bg)
-
-
-def stiffness_matrix(asm: Assembly, X_lin: np.ndarray | None = None, include_series: bool = False) -> np.ndarray:
-    """Static stiffness matrix K float64[m, m] of springs and contacts (+ the series stiffness k_e of
-    the series dampers if ``include_series``: dampers locked), ``Σ k DᵀD``."""
-    m = asm.m
-    K = np.zeros((m, m))
-    q_lin = X_lin[asm.slices()[2]] if X_lin is not None else np.zeros(m)
-    for e in asm.elements:
-        if e.kind in (SPRING, CONTACT_LINEAR):
-            k = e.stiffness
-        elif e.kind == CONTACT_HERTZ:
-            k = hertz_tangent(e, delta(e, q_lin))
-        elif e.kind == SERIES_DAMPER and include_series:
-            k = e.stiffness
-        else:
-            continue
-        for i, ci in e.terms:
-            for j, cj in e.terms:
-                K[i, j] += k * ci * cj
-    return K
 
 
 def element_forces(asm: Assembly, X: np.ndarray, u: np.ndarray | None = None,

@@ -1,7 +1,7 @@
 """Numba kernels of the vertical vehicle model (element loop; no per-model matrices).
 
 The integration state is the **dynamic** state y = X − X_s, the deviation from the static
-equilibrium X_s under gravity (paper 001 plots exactly this), in the order of paper 001 eq (6):
+equilibrium X_s under gravity (Yu et al. 2023 plots exactly this), in the order of Yu et al. 2023 eq (6):
 y = [q̇ (m), s (n), q (m)].  Element forces are evaluated as their change from the static force
 F_0 (for linear elements F − F_0 = −k δ_dyn exactly), so that gravity and static preloads cancel
 without round-off and the right-hand side of a linear model equals A y + B_u u + B_ud u̇ to the
@@ -91,7 +91,7 @@ def element_force(p, e, t, y):
 
 @njit(**JIT_NRT_FREE)
 def vertical_rhs(t, y, p, dydt):
-    """ẏ = f(t, y): the state-space form of paper 001 eq (7) evaluated element by element."""
+    """ẏ = f(t, y): the state-space form of Yu et al. 2023 eq (7) evaluated element by element."""
     m = p.m
     n = p.n
     for i in range(m):
@@ -200,7 +200,7 @@ def vertical_dae_rhs(t, y, p, out):
         M q̈ = Σ D_eᵀ F_e,   ṡ = w,   q̇ = v,   0 = −F_e − c_e w_e   (series dampers; ∂/∂w = −c ≠ 0)
 
     Eliminating the algebraic stroke rates w gives :func:`vertical_rhs` (the ODE form).  This is the
-    damper equation of paper 001 eq (16) with the massless node velocity as an algebraic unknown.
+    damper equation of Yu et al. 2023 eq (16) with the massless node velocity as an algebraic unknown.
     """
     m = p.m
     n = p.n
