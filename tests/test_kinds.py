@@ -193,3 +193,30 @@ def test_a_run_that_drifts_from_its_declarations_is_an_error(configs_dir):
     failed = broken(lambda v: v.update(max_draft_force=float("nan")))
     failed.run = dataclasses.replace(failed.run, status="non_finite")
     assert np.isnan(float(build_dataset(kind, sc, failed)["max_draft_force"]))
+
+
+def test_in_a_sweep_a_missing_output_is_an_error_naming_kind_and_output(tmp_path, monkeypatch):
+    """A kind whose run misses a declared output: the sweep records the scenario as ``error`` with a
+    message naming the kind and the output, never a silent NaN (and the other scenarios go on)."""
+    import xarray as xr
+    from sweep_helpers import write_spec
+
+    import hpcrail.kinds.ltd.run as ltd_run
+    from hpcrail.sweep.runner import run_sweep
+
+    original = ltd_run.ltd_result
+
+    def forgetful(sc, model, sol):
+        res = original(sc, model, sol)
+        if sc.connection_types["autocoupler"].slack_mm > 15:
+            res.values.pop("mean_speed")
+        return res
+
+    monkeypatch.setattr(ltd_run, "ltd_result", forgetful)
+    spec = write_spec(tmp_path / "s.yaml", {"connection_types.autocoupler.slack_mm": {"values": [10, 20]}})
+    res = run_sweep(spec, tmp_path / "s.zarr", inline=True, progress=False, say=lambda *_a: None)
+    ds = xr.open_zarr(res.store)
+    assert ds.status.values.tolist() == ["completed", "error"]
+    msg = str(ds.message.values[1])
+    assert "kind 'ltd'" in msg and "mean_speed" in msg, msg
+    assert np.isfinite(ds.mean_speed.values[0]) and np.isnan(ds.mean_speed.values[1])
