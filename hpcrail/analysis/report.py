@@ -8,6 +8,7 @@ each variable (``long_name``, display units).
 from __future__ import annotations
 
 import itertools
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,8 @@ def _metric_figure(ds, metric: str, params: list[str], ok: np.ndarray, path: Pat
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7)
-    fig.suptitle(f"{metric}: {a.get('description', long_name)}\n({int(ok.sum())} completed of {ok.size} scenarios)",
-                 fontsize=10)
+    title = textwrap.fill(f"{metric}: {a.get('description', long_name)}", width=50 * ncol)
+    fig.suptitle(f"{title}\n({int(ok.sum())} completed of {ok.size} scenarios)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
