@@ -80,6 +80,21 @@ _configure_cache()
 _configure_threads()
 _tolerant_cache_index()
 
+def one_blas_thread():
+    """Context manager running BLAS/LAPACK (numpy, scipy) on one thread.
+
+    Dense linear algebra on the small matrices of a model's set-up (a 26×26 matrix exponential, LU of
+    an iteration matrix, a static equilibrium) gives results that differ in the last bits with the BLAS
+    thread count (OpenBLAS: measured on the vertical vehicle's ``expm``).  The thread count is inherited
+    from the environment (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, set for instance by dask for its
+    workers), so the same scenario would give different bits in a worker process and in its parent; on
+    one thread the results are bitwise independent of where they run (and as fast for such sizes).
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 #: keyword arguments every hpcrail kernel is compiled with
 JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy", boundscheck=False)
 

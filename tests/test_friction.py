@@ -252,3 +252,16 @@ def test_initial_notch_applies_from_t0(configs_dir):
     _sc, ds = run(configs_dir, "trains/demo.yaml", "simulation.initial_notch=4", "simulation.duration_s=1")
     assert float(ds["notch"].isel(time=0)) == 4.0
     assert float(ds["tractive_force"].isel(time=0, vehicle=0)) > 0
+
+
+@pytest.mark.parametrize("treatment", ["event_driven", "regularised"])
+def test_final_force_does_not_depend_on_the_output_sampling(configs_dir, treatment):
+    """``final_coupler_force`` is the in-train force at the end of the run also when the samples (a sweep's
+    coarser series grid) do not reach the end: evaluated at the final state with the final modes."""
+    sc, _ = load_scenario(configs_dir / "friction/startup_6.yaml", ["simulation.duration_s=2.0",
+                                                                    f"friction.treatment={treatment}"])
+    a = run_scenario(sc)
+    b = run_scenario(sc, t_out=np.array([0.0, 0.7, 1.4]))
+    assert float(b.time[-1]) == 1.4 and float(a.time[-1]) == 2.0
+    np.testing.assert_allclose(b.final_coupler_force.values, a.final_coupler_force.values, rtol=1e-9, atol=1e-6)
+    assert np.all(np.isfinite(b.final_coupler_force.values))

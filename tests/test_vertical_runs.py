@@ -185,3 +185,23 @@ def test_sweep_job_parameters_apply_to_its_base():
                 node = node[part] if isinstance(node, dict) else getattr(node, part)
             assert node == v
     assert job["design"] == "grid"
+
+
+def test_results_do_not_depend_on_the_blas_thread_count():
+    """The exact discretisation (a 26x26 matrix exponential) and the static equilibrium run on one BLAS
+    thread: the same scenario gives the same bits in a process with 1 or 2 BLAS threads (before, a
+    worker process that inherited OMP_NUM_THREADS=1 from dask differed from its parent in the last bit)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, numpy as np; from hpcrail.kinds import load_scenario; "
+            "from hpcrail.simulate import run_scenario; "
+            f"sc, _ = load_scenario({str(TRACK)!r}, ['simulation.duration_s=2']); ds = run_scenario(sc); "
+            "print(hashlib.sha1(ds.floor_acceleration.values.tobytes() + ds.wz_max.values.tobytes()).hexdigest())")
+    out = []
+    for n in ("1", "2"):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        out.append(r.stdout.strip())
+    assert out[0] == out[1] and len(out[0]) == 40, out

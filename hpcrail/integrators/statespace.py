@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, types
 from scipy.linalg import expm, lu_factor, lu_solve
 
-from hpcrail._numba import JIT_NRT_FREE
+from hpcrail._numba import JIT_NRT_FREE, one_blas_thread
 from hpcrail.integrators.contract import (
     DONE, N_STATS, NON_FINITE, RUNNING, ST_NFEV, ST_STEPS, STAT_NAMES, Solution, Status,
 )
@@ -50,10 +50,12 @@ from hpcrail.integrators.driver import _kernel_for, model_function_type
 # matrices
 # ------------------------------------------------------------------------------------------------
 def implicit_euler_matrix(J: np.ndarray, h: float) -> np.ndarray:
-    """P = (I − h J)⁻¹ float64[N, N] (LU factorisation once, Yu et al. 2023 eq (11))."""
+    """P = (I − h J)⁻¹ float64[N, N] (LU factorisation once, Yu et al. 2023 eq (11)); on one BLAS
+    thread, so that the bits do not depend on the process's BLAS thread count."""
     N = J.shape[0]
-    lu = lu_factor(np.eye(N) - h * J)
-    return np.ascontiguousarray(lu_solve(lu, np.eye(N)))
+    with one_blas_thread():
+        lu = lu_factor(np.eye(N) - h * J)
+        return np.ascontiguousarray(lu_solve(lu, np.eye(N)))
 
 
 def recurrence_lti(A: np.ndarray, B: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -79,8 +81,14 @@ def discretise(A: np.ndarray, B: np.ndarray, h: float, hold: str = "foh") -> tup
     states), E₀₁ = ∫₀^h e^{A(h−τ)} dτ B and E₀₂ = ∫₀^h e^{A(h−τ)} τ dτ B, so that for
     w(t_k + τ) = w_k + τ (w_{k+1} − w_k)/h:  Γ₀ = E₀₁ − E₀₂/h, Γ₁ = E₀₂/h.
 
-    Raises ``ValueError`` for an unknown hold.
+    Computed on one BLAS thread: the bits of a matrix exponential depend on the BLAS thread count
+    (:func:`hpcrail._numba.one_blas_thread`).  Raises ``ValueError`` for an unknown hold.
     """
+    with one_blas_thread():
+        return _discretise(A, B, h, hold)
+
+
+def _discretise(A, B, h, hold):
     N, nw = B.shape
     if hold == "zoh":
         M = np.zeros((N + nw, N + nw))

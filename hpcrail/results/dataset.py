@@ -94,7 +94,9 @@ def build_dataset(kind, scenario, result: RunResult, *, config_yaml: str | None 
     shape = kind.shape(scenario)
     declared = check_values(kind, scenario, result, shape)
     dv = {}
-    for o, value in zip(RUN_OUTPUTS, result.run.values().values()):
+    run_values = result.run.values()
+    for o in RUN_OUTPUTS:
+        value = run_values[o.name]
         dv[o.name] = xr.DataArray(np.asarray(value, dtype=_np_dtype(o.dtype)) if o.dtype != "str" else str(value),
                                   attrs=o.attrs())
     for o in declared:

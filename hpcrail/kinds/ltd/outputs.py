@@ -24,10 +24,10 @@ VEHICLE = Dim("vehicle", "vehicle number, 1 = head")
 COUPLER = Dim("coupler", "coupler number, k joins vehicles k and k+1")
 MODE_CHANGE = Dim("mode_change", "mode change of a friction connection, in time order", labels="none")
 
-KMH = dict(display_units="km h-1", display_scale=3.6)
-KN = dict(display_units="kN", display_scale=1e-3)
-MM = dict(display_units="mm", display_scale=1e3)
-MJ = dict(display_units="MJ", display_scale=1e-6)
+IN_KMH = dict(display_units="km h-1", display_scale=3.6)
+IN_KN = dict(display_units="kN", display_scale=1e-3)
+IN_MM = dict(display_units="mm", display_scale=1e3)
+IN_MJ = dict(display_units="MJ", display_scale=1e-6)
 
 
 def _law(name: str):
@@ -40,25 +40,25 @@ def _law(name: str):
 # ------------------------------------------------------------------------------------------------
 #: benchmark metrics (Bosso et al. 2024, Tables 1-2) over every accepted step
 TRAIN_METRICS = (
-    Output("max_speed", (), "m s-1", "peak speed", "Maximum speed over all vehicles and every step.", "metric", **KMH),
+    Output("max_speed", (), "m s-1", "peak speed", "Maximum speed over all vehicles and every step.", "metric", **IN_KMH),
     Output("mean_speed", (), "m s-1", "mean speed", "Average speed over all vehicles and the whole run (distance "
-           "travelled / time).", "metric", **KMH),
+           "travelled / time).", "metric", **IN_KMH),
     Output("max_draft_force", (), "N", "peak draft force", "Largest draft (tensile) in-train force over all "
-           "couplers and every step.", "metric", **KN),
+           "couplers and every step.", "metric", **IN_KN),
     Output("max_draft_force_coupler", (), "1", "coupler of the peak draft force", "Coupler number (1 = behind "
            "the lead vehicle) of the largest draft force.", "metric", dtype="int64"),
     Output("max_buff_force", (), "N", "peak buff force", "Largest buff (compressive) in-train force magnitude "
-           "over all couplers and every step.", "metric", **KN),
+           "over all couplers and every step.", "metric", **IN_KN),
     Output("max_buff_force_coupler", (), "1", "coupler of the peak buff force", "Coupler number of the largest "
            "buff force.", "metric", dtype="int64"),
     Output("mean_max_draft_force", (), "N", "mean of per-coupler peak draft", "Mean over coupler positions of "
-           "the per-position maximum draft force.", "metric", **KN),
+           "the per-position maximum draft force.", "metric", **IN_KN),
     Output("mean_max_buff_force", (), "N", "mean of per-coupler peak buff", "Mean over coupler positions of the "
-           "per-position maximum buff force magnitude.", "metric", **KN),
+           "per-position maximum buff force magnitude.", "metric", **IN_KN),
     Output("max_draft_deflection", (), "m", "peak draft deflection", "Maximum draft deflection (extension incl. "
-           "slack) at the reference coupler.", "metric", **MM),
+           "slack) at the reference coupler.", "metric", **IN_MM),
     Output("max_buff_deflection", (), "m", "peak buff deflection", "Maximum buff deflection magnitude (incl. "
-           "slack) at the reference coupler.", "metric", **MM),
+           "slack) at the reference coupler.", "metric", **IN_MM),
 )
 #: scalars accompanying the metrics
 TRAIN_SCALARS = (
@@ -72,13 +72,13 @@ TRAIN_SCALARS = (
 #: per-coupler envelopes over every accepted step
 COUPLER_ENVELOPES = (
     Output("coupler_max_draft_force", ("coupler",), "N", "peak draft force per coupler", "Per-coupler maximum "
-           "draft force over every step.", "envelope", **KN),
+           "draft force over every step.", "envelope", **IN_KN),
     Output("coupler_max_buff_force", ("coupler",), "N", "peak buff force per coupler", "Per-coupler maximum buff "
-           "force magnitude over every step.", "envelope", **KN),
+           "force magnitude over every step.", "envelope", **IN_KN),
     Output("coupler_max_draft_deflection", ("coupler",), "m", "peak extension per coupler", "Per-coupler maximum "
-           "extension over every step.", "envelope", **MM),
+           "extension over every step.", "envelope", **IN_MM),
     Output("coupler_max_buff_deflection", ("coupler",), "m", "peak compression per coupler", "Per-coupler "
-           "maximum compression magnitude over every step.", "envelope", **MM),
+           "maximum compression magnitude over every step.", "envelope", **IN_MM),
 )
 _NI = "the consist has noninertial couplers"
 #: Newton statistics of the noninertial coupler equilibrium (Massa et al. 2012 eq 42)
@@ -101,18 +101,18 @@ _CS = ("time", "coupler")
 LTD_SERIES = (
     Output("position", _VS, "m", "position", "Position of the vehicle centre along the route.", "series",
            display_units="km", display_scale=1e-3),
-    Output("speed", _VS, "m s-1", "speed", "Vehicle speed.", "series", **KMH),
+    Output("speed", _VS, "m s-1", "speed", "Vehicle speed.", "series", **IN_KMH),
     Output("acceleration", _VS, "m s-2", "acceleration", "Vehicle acceleration.", "series"),
-    Output("coupler_force", _CS, "N", "in-train force", "In-train force (+ draft, - buff).", "series", **KN),
+    Output("coupler_force", _CS, "N", "in-train force", "In-train force (+ draft, - buff).", "series", **IN_KN),
     Output("coupler_deflection", _CS, "m", "coupler deflection", "Connection extension incl. slack (+ draft, "
-           "- buff).", "series", **MM),
+           "- buff).", "series", **IN_MM),
     Output("tractive_force", _VS, "N", "tractive force", "Traction (+) / dynamic-brake force on the vehicle.",
-           "series", **KN),
+           "series", **IN_KN),
     Output("brake_force", _VS, "N", "air-brake force", "Air-brake force on the vehicle (opposes motion).", "series",
-           **KN),
+           **IN_KN),
     Output("resistance_force", _VS, "N", "running resistance", "Running and curving resistance on the vehicle "
-           "(Bosso et al. 2024 eq 6).", "series", **KN),
-    Output("grade_force", _VS, "N", "grade force", "Grade force on the vehicle (- uphill).", "series", **KN),
+           "(Bosso et al. 2024 eq 6).", "series", **IN_KN),
+    Output("grade_force", _VS, "N", "grade force", "Grade force on the vehicle (- uphill).", "series", **IN_KN),
     Output("brake_cylinder_pressure", _VS, "Pa", "brake-cylinder pressure", "Brake-cylinder pressure.", "series",
            display_units="kPa", display_scale=1e-3, when=lambda sc: sc.air_brake.enabled,
            when_text="air_brake.enabled"),
@@ -126,16 +126,16 @@ LTD_SERIES = (
 _EN = dict(when=lambda sc: sc.output.energy, when_text="output.energy")
 LTD_ENERGY = (
     Output("traction_work", (), "J", "traction work", "Work of traction and dynamic brake (dynamic brake "
-           "negative).", "scalar", **MJ, **_EN),
+           "negative).", "scalar", **IN_MJ, **_EN),
     Output("resistance_work", (), "J", "resistance work", "Energy dissipated by running and curving resistance.",
-           "scalar", **MJ, **_EN),
-    Output("brake_work", (), "J", "air-brake work", "Energy dissipated by the air brake.", "scalar", **MJ, **_EN),
+           "scalar", **IN_MJ, **_EN),
+    Output("brake_work", (), "J", "air-brake work", "Energy dissipated by the air brake.", "scalar", **IN_MJ, **_EN),
     Output("coupler_work", (), "J", "coupler work", "Net work absorbed by the connections (stored + dissipated, "
-           "dry friction included).", "scalar", **MJ, **_EN),
-    Output("kinetic_energy_change", (), "J", "kinetic energy change", "Change of kinetic energy.", "scalar", **MJ,
+           "dry friction included).", "scalar", **IN_MJ, **_EN),
+    Output("kinetic_energy_change", (), "J", "kinetic energy change", "Change of kinetic energy.", "scalar", **IN_MJ,
            **_EN),
     Output("potential_energy_change", (), "J", "potential energy change", "Change of potential energy (from the "
-           "route elevation).", "scalar", **MJ, **_EN),
+           "route elevation).", "scalar", **IN_MJ, **_EN),
     Output("energy_balance_residual", (), "J", "energy balance residual", "Traction - resistance - brake - coupler "
            "work - change of kinetic energy - change of potential energy.", "scalar", **_EN),
 )
@@ -150,7 +150,7 @@ def _event_driven_log(name: str):
 #: dry-friction draft gears (Oprea 2018)
 LTD_FRICTION = (
     Output("friction_force", _CS, "N", "dry-friction force", "Dry-friction part of the in-train force (+ draft).",
-           "series", **KN, when=_law("friction_force"), when_text=_FR),
+           "series", **IN_KN, when=_law("friction_force"), when_text=_FR),
     Output("relative_velocity", _CS, "m s-1", "extension rate", "Connection extension rate v_k - v_k+1 (+ draft: "
            "vehicles moving apart).", "series", when=_law("relative_velocity"), when_text=_FR),
     Output("friction_mode", _CS, "1", "friction mode", "Friction mode: 0 none/inside the slack, 1 stick, +2/-2 "
@@ -162,11 +162,11 @@ LTD_FRICTION = (
     Output("stick_time", ("coupler",), "s", "time sticking", "Total time spent in stick phases.", "element",
            when=_law("stick_time"), when_text=_FR, missing="NaN for connections without dry friction"),
     Output("final_deflection", ("coupler",), "m", "final deflection", "Connection extension at the end of the run "
-           "(stationary deflection).", "element", **MM, when=_law("final_deflection"), when_text=_FR),
+           "(stationary deflection).", "element", **IN_MM, when=_law("final_deflection"), when_text=_FR),
     Output("final_coupler_force", ("coupler",), "N", "final in-train force", "In-train force at the end of the "
-           "run.", "element", **KN, when=_law("final_coupler_force"), when_text=_FR),
+           "run.", "element", **IN_KN, when=_law("final_coupler_force"), when_text=_FR),
     Output("friction_work", (), "J", "friction work", "Energy absorbed by the dry-friction elements (incl. the "
-           "stick velocity projection).", "scalar", **MJ, when=_law("friction_work"), when_text=_FR),
+           "stick velocity projection).", "scalar", **IN_MJ, when=_law("friction_work"), when_text=_FR),
     Output("n_events", (), "1", "stick/slip events", "Stick/slip events (event-driven treatment; 0 when "
            "regularised).", "run", dtype="int64", when=_law("n_events"), when_text=_FR),
     Output("n_mode_changes", (), "1", "connection mode changes", "Connection mode changes (event-driven "

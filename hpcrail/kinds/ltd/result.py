@@ -227,9 +227,19 @@ def friction_result(sc, model: FrictionModel, sol) -> RunResult:
     v["stick_phases"] = count
     v["stick_time"] = stime
     v["final_deflection"] = np.asarray(sol.y_final[B:B * N:B], float)
-    # final in-train force: the last sample if it is the end of the run
-    v["final_coupler_force"] = (v["coupler_force"][-1] if t.size and abs(t[-1] - sol.t_reached) < 1e-9
-                                else np.full(M, np.nan))
+    # final in-train force: the last sample if it is the end of the run, else evaluated at the final state
+    # (with the modes in force at the end)
+    if t.size and abs(t[-1] - sol.t_reached) < 1e-9:
+        v["final_coupler_force"] = v["coupler_force"][-1]
+    else:
+        tf = np.array([sol.t_reached])
+        yf = np.ascontiguousarray(sol.y_final[None, :])
+        rec = np.full((1, N_REC, N), np.nan)
+        Tf = np.full((1, M), np.nan)
+        ltd_outputs(tf, yf, q, rec, np.full((1, N), np.nan), np.full(1, np.nan), np.full(1, np.nan))
+        mf = modes_at(model, tf) if ed else np.zeros((1, M), np.int64)
+        friction_outputs(tf, yf, p, mf, Tf, np.full((1, N), np.nan))
+        v["final_coupler_force"] = rec[0, REC_COUPLER_FORCE, :M] + Tf[0]
     w_f = float(sol.y_final[p.i_work] - model.y0[p.i_work])
     L = min(int(p.log_n[0]), p.log_t.size)
     v["friction_work"] = w_f

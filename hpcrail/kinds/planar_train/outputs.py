@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from hpcrail.kinds.ltd.outputs import (
-    COUPLER, COUPLER_ENVELOPES, COUPLER_NEWTON, KMH, KN, MM, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE,
+    COUPLER, COUPLER_ENVELOPES, COUPLER_NEWTON, IN_KMH, IN_KN, IN_MM, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE,
 )
 from hpcrail.results.outputs import Dim, Output, Shape
 
@@ -25,10 +25,10 @@ _ES = ("time", "coupler", "coupler_end")
 PLANAR_SERIES = (
     Output("position", _VS, "m", "position", "Arc length of the car's centre of gravity along the track.",
            "series"),
-    Output("speed", _VS, "m s-1", "speed", "Speed along the track.", "series", **KMH),
+    Output("speed", _VS, "m s-1", "speed", "Speed along the track.", "series", **IN_KMH),
     Output("acceleration", _VS, "m s-2", "acceleration", "Acceleration along the track.", "series"),
     Output("lateral_displacement", _VS, "m", "lateral offset", "Lateral offset of the centre of gravity from the "
-           "track centre line (+ left).", "series", **MM),
+           "track centre line (+ left).", "series", **IN_MM),
     Output("yaw_angle", _VS, "rad", "relative yaw", "Car-body yaw relative to the track tangent (+ "
            "counter-clockwise).", "series"),
     Output("lateral_acceleration", _VS, "m s-2", "lateral acceleration", "Lateral acceleration of the centre of "
@@ -37,24 +37,24 @@ PLANAR_SERIES = (
            "from the unbalanced lateral acceleration at the centre-of-gravity height (+ onto the right rail).",
            "series"),
     Output("tractive_force", _VS, "N", "applied force", "Applied force along the car axis (traction or speed "
-           "controller).", "series", **KN),
+           "controller).", "series", **IN_KN),
     Output("resistance_force", _VS, "N", "running resistance", "Running resistance on the car (opposes motion).",
-           "series", **KN),
+           "series", **IN_KN),
     Output("coupler_force", _CS, "N", "in-train force", "In-train force (+ draft, - buff): the mean draft-gear "
-           "force of the coupler's two ends.", "series", **KN),
+           "force of the coupler's two ends.", "series", **IN_KN),
     Output("coupler_deflection", _CS, "m", "coupler deflection", "Coupler deflection: the slider displacements of "
-           "both ends plus the knuckle stretch (+ draft).", "series", **MM),
+           "both ends plus the knuckle stretch (+ draft).", "series", **IN_MM),
     Output("slider_displacement", _ES, "m", "slider displacement", "Draft-gear/EOC slider displacement d_d "
-           "relative to the car (+ outward = draft).", "series", **MM),
+           "relative to the car (+ outward = draft).", "series", **IN_MM),
     Output("slider_displacement_rate", _ES, "m s-1", "slider displacement rate", "Rate of the slider "
            "displacement.", "series"),
     Output("shank_angle", _ES, "rad", "shank angle", "Coupler shank angle alpha relative to the car axis (+ "
            "counter-clockwise).", "series"),
     Output("shank_angle_rate", _ES, "rad s-1", "shank angle rate", "Rate of the shank angle.", "series"),
     Output("draft_gear_force", _ES, "N", "draft-gear force", "Draft-gear force k_B d_d + c_B d_d' (+ draft).",
-           "series", **KN),
+           "series", **IN_KN),
     Output("knuckle_displacement", _CS, "m", "knuckle displacement", "Knuckle spring displacement along the coupler "
-           "line (+ draft).", "series", **MM),
+           "line (+ draft).", "series", **IN_MM),
     Output("knuckle_displacement_rate", _CS, "m s-1", "knuckle displacement rate", "Rate of the knuckle "
            "displacement.", "series"),
 )

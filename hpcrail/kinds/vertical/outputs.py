@@ -16,15 +16,15 @@ ELEMENT = Dim("element", "suspension element or wheel/rail contact", labels="nam
 WHEEL = Dim("wheel", "wheel (track input point)", labels="names")
 FLOOR_POINT = Dim("floor_point", "car-body floor point", labels="names")
 
-KN = dict(display_units="kN", display_scale=1e-3)
-MM = dict(display_units="mm", display_scale=1e3)
+IN_KN = dict(display_units="kN", display_scale=1e-3)
+IN_MM = dict(display_units="mm", display_scale=1e3)
 _NO_PITCH = "NaN for bodies without a pitch degree of freedom"
 _SHORT = "NaN when the run is shorter than one comfort window (output.comfort_window_s)"
 _NO_WHEEL = "NaN for a vehicle without wheels"
 
 VERTICAL_SERIES = (
     Output("bounce", ("time", "body"), "m", "bounce", "Vertical displacement of the body centre from static "
-           "equilibrium (+ up).", "series", **MM),
+           "equilibrium (+ up).", "series", **IN_MM),
     Output("pitch", ("time", "body"), "rad", "pitch", "Pitch angle from static equilibrium (+ nose up).", "series",
            missing=_NO_PITCH),
     Output("bounce_velocity", ("time", "body"), "m s-1", "bounce velocity", "Vertical velocity of the body centre.",
@@ -34,35 +34,35 @@ VERTICAL_SERIES = (
     Output("pitch_acceleration", ("time", "body"), "rad s-2", "pitch acceleration", "Pitch acceleration.", "series",
            missing=_NO_PITCH),
     Output("floor_displacement", ("time", "floor_point"), "m", "floor displacement", "Vertical displacement of the "
-           "floor point from static equilibrium.", "series", **MM),
+           "floor point from static equilibrium.", "series", **IN_MM),
     Output("floor_acceleration", ("time", "floor_point"), "m s-2", "floor acceleration", "Vertical acceleration of "
            "the floor point (gravity excluded).", "series"),
     Output("element_force", ("time", "element"), "N", "element force", "Total element force incl. static preload "
-           "(+ compression).", "series", **KN),
+           "(+ compression).", "series", **IN_KN),
     Output("damper_stroke", ("time", "element"), "m", "damper stroke", "Stroke of a damper with series joints from "
-           "static equilibrium (massless-node state).", "series", **MM,
+           "static equilibrium (massless-node state).", "series", **IN_MM,
            missing="NaN for elements that are not dampers with series joints"),
     Output("wheel_load", ("time", "wheel"), "N", "wheel load", "Total vertical force on the rail under the wheel "
-           "(wheel/rail force).", "series", **KN),
+           "(wheel/rail force).", "series", **IN_KN),
     Output("rail_irregularity", ("time", "wheel"), "m", "rail irregularity", "Vertical rail irregularity under the "
-           "wheel (with its delay).", "series", **MM),
+           "wheel (with its delay).", "series", **IN_MM),
 )
 VERTICAL_STATIC = (
     Output("static_bounce", ("body",), "m", "static deflection", "Static deflection of the body centre under gravity "
-           "from the unloaded state (+ up).", "element", **MM),
+           "from the unloaded state (+ up).", "element", **IN_MM),
     Output("element_static_force", ("element",), "N", "static element force", "Static element force under gravity "
-           "(+ compression).", "element", **KN),
-    Output("wheel_static_load", ("wheel",), "N", "static wheel load", "Static wheel/rail force Q0.", "element", **KN),
+           "(+ compression).", "element", **IN_KN),
+    Output("wheel_static_load", ("wheel",), "N", "static wheel load", "Static wheel/rail force Q0.", "element", **IN_KN),
 )
 VERTICAL_ENVELOPES = (
     Output("element_max_force", ("element",), "N", "peak element force", "Maximum element force over every step "
-           "(+ compression).", "envelope", **KN),
+           "(+ compression).", "envelope", **IN_KN),
     Output("element_min_force", ("element",), "N", "lowest element force", "Minimum element force over every step "
-           "(+ compression).", "envelope", **KN),
+           "(+ compression).", "envelope", **IN_KN),
     Output("wheel_max_load", ("wheel",), "N", "peak wheel load", "Maximum wheel/rail force over every step.",
-           "envelope", **KN),
+           "envelope", **IN_KN),
     Output("wheel_min_load", ("wheel",), "N", "lowest wheel load", "Minimum wheel/rail force over every step.",
-           "envelope", **KN),
+           "envelope", **IN_KN),
 )
 #: ride comfort per floor point
 FLOOR_METRICS = (
@@ -89,13 +89,13 @@ VERTICAL_METRICS = (
     Output("max_floor_acceleration", (), "m s-2", "peak floor acceleration", "Maximum |vertical floor acceleration| "
            "over floor points and every step.", "metric"),
     Output("max_wheel_load", (), "N", "peak wheel load", "Largest wheel/rail force over wheels and every step.",
-           "metric", **KN, missing=_NO_WHEEL),
+           "metric", **IN_KN, missing=_NO_WHEEL),
     Output("min_wheel_load", (), "N", "lowest wheel load", "Smallest wheel/rail force over wheels and every step "
-           "(< 0: contact would be lost).", "metric", **KN, missing=_NO_WHEEL),
+           "(< 0: contact would be lost).", "metric", **IN_KN, missing=_NO_WHEEL),
     Output("max_wheel_unloading_ratio", (), "1", "peak wheel unloading", "Largest wheel unloading (Q0 - Q_min)/Q0 "
            "over wheels and every step.", "metric", missing=_NO_WHEEL),
     Output("max_element_force_change", (), "N", "peak element force change", "Largest |change of an element force| "
-           "from its static value over elements and every step.", "metric", **KN),
+           "from its static value over elements and every step.", "metric", **IN_KN),
 )
 VERTICAL_OUTPUTS = VERTICAL_SERIES + VERTICAL_STATIC + VERTICAL_ENVELOPES + FLOOR_METRICS + VERTICAL_METRICS
 SUMMARY = tuple(o.name for o in VERTICAL_METRICS)

@@ -27,14 +27,13 @@ two element lists (``configs/vertical``).
 from __future__ import annotations
 
 import dataclasses
+import re
+from typing import Optional
 
 import numpy as np
 
 from hpcrail.config.errors import ConfigError, ConfigIssue
-import re
-from typing import Optional
 
-# element kind codes shared with the numba kernels
 #: a point of the vehicle: ``"body"``, ``"body@x_m"`` (x along the vehicle, forward +) or ``"rail@wheel"``
 POINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|"
                    r"[A-Za-z_][A-Za-z0-9_]*))?\s*$")
@@ -46,6 +45,7 @@ def parse_point(text: str) -> tuple[str, Optional[str]]:
     return m.group(1), m.group(2)
 
 
+# element kind codes shared with the numba kernels
 SPRING, DAMPER, SERIES_DAMPER, CONTACT_LINEAR, CONTACT_HERTZ = range(5)
 KIND_NAMES = ("spring", "damper", "series_damper", "contact_linear", "contact_hertz")
 #: maximum number of (dof, coefficient) terms of δ = z_top − z_bottom (bounce + pitch at each end)
@@ -347,6 +347,13 @@ def static_equilibrium(asm: Assembly, gravity: float, file: str = "(scenario)") 
     Raises :class:`ConfigError` if the structure cannot carry its weight (singular stiffness, a
     Hertz contact in tension).
     """
+    from hpcrail._numba import one_blas_thread   # (not at module level: the schema imports parse_point)
+
+    with one_blas_thread():   # bits independent of the BLAS thread count
+        return _static_equilibrium(asm, gravity, file)
+
+
+def _static_equilibrium(asm: Assembly, gravity: float, file: str) -> np.ndarray:
     hertz = [i for i, e in enumerate(asm.elements) if e.kind == CONTACT_HERTZ]
     if gravity == 0.0:
         return np.zeros(asm.n_state)
