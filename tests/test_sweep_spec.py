@@ -197,3 +197,20 @@ def test_batch_size_default(tmp_path):
     exp = expand(spec)
     assert exp.batch_size() == 4                 # ceil(100 / 32)
     assert exp.batch_size(7) == 7
+
+
+def test_series_must_be_series_of_the_base_scenarios_kind(tmp_path):
+    """``outputs.series.variables`` is checked against the series the base scenario's kind declares: the
+    error names the file, the field and the kind's own series."""
+    spec = write_spec(tmp_path / "s.yaml", {SLACK: {"values": [0, 10]}},
+                      extra={"outputs": {"series": {"interval_s": 1.0, "variables": ["coupler_force", "wz_max"]}}})
+    with pytest.raises(ConfigError) as ei:
+        expand(spec)
+    text = str(ei.value)
+    assert "outputs.series.variables" in text and "unknown series of model kind 'ltd'" in text and "wz_max" in text
+    assert "coupler_force" in text.split("allowed:")[1] and "speed" in text.split("allowed:")[1]
+    vertical = ROOT / "configs" / "vertical" / "quarter_vehicle.yaml"
+    spec = write_spec(tmp_path / "v.yaml", {"simulation.speed_kmh": {"values": [100, 120]}}, base=vertical,
+                      extra={"outputs": {"series": {"interval_s": 0.5, "variables": ["coupler_force"]}}})
+    with pytest.raises(ConfigError, match="unknown series of model kind 'vertical'.*floor_acceleration"):
+        expand(spec)
