@@ -204,6 +204,11 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     info = registry.get(method)
     t0 = float(problem.t0)
     t_out = np.ascontiguousarray(t_out, dtype=np.float64)
+    if info.external is not None:  # a method run by an external library (cvode)
+        method_options(info, options)
+        return info.external(problem, t_out, t_final, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
+                             max_steps=max_steps, options=options, jacobian=jacobian,
+                             observe_interval=observe_interval, progress=progress)
     if t_final <= t0:
         raise ValueError(f"t_final = {t_final} must be greater than t0 = {t0}")
     if t_out.size and (t_out[0] < t0 - 1e-12 or t_out[-1] > t_final + 1e-9 or np.any(np.diff(t_out) < 0)):

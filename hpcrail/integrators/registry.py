@@ -35,6 +35,9 @@ class MethodInfo:
     implicit: bool = False    #: uses the Jacobian / Newton machinery (accepts a mass matrix)
     options: dict = dataclasses.field(default_factory=dict)  #: name -> :class:`Option`
     source: str = ""
+    #: methods run by an external library instead of a numba kernel (``kernel`` is None):
+    #: ``external(problem, t_out, t_final, **integrate_kwargs) -> Solution`` (see ``integrators/cvode.py``)
+    external: Callable | None = None
 
 
 _REGISTRY: dict[str, MethodInfo] = {}
@@ -140,6 +143,27 @@ def _register_builtin() -> None:
                                     "splitting; index-1 DAEs with a diagonal mass matrix",
                         options=dict(newton), source="Hairer & Wanner 1996 (RADAU5); scipy Radau"),
              aliases=("radau", "radau_iia"))
+    register(MethodInfo("cvode", None, adaptive=True, order=5, state_size=lambda n, spec: 0, implicit=True,
+                        description="SUNDIALS CVODE BDF (variable order, band Newton on the model's analytic Jacobian "
+                                    "without its border), driven from numba; needs `pip install 'hpcrail[cvode]'`",
+                        options={"max_order": Option(0, 5.0, 1.0, 5.0, "highest BDF order (1-5)"),
+                                 "stability_limit_detection": Option(1, 0.0, 0.0, 1.0, "CVODE's BDF stability-limit "
+                                                                     "detection (1 = on)"),
+                                 "max_nonlin_iters": Option(2, 3.0, 1.0, 20.0, "Newton iterations per step "
+                                                            "before a convergence failure")},
+                        source="Hindmarsh et al. 2005 (SUNDIALS); Byrne & Hindmarsh 1975", external=_run_cvode),
+             aliases=("sundials", "cvode_bdf"))
+
+
+def _run_cvode(problem, t_out, t_final, *, options=None, extra_settings=None, **kw):
+    """:func:`hpcrail.integrators.cvode.integrate_cvode` with hpcrail's option names."""
+    from hpcrail.integrators.cvode import integrate_cvode
+
+    opts = dict(options or {})
+    kw.pop("n_chunks", None)
+    return integrate_cvode(problem, t_out, t_final, max_order=int(opts.get("max_order", 5)),
+                           stability_limit_detection=bool(opts.get("stability_limit_detection", 0)),
+                           max_nonlin_iters=int(opts.get("max_nonlin_iters", 3)), **kw)
 
 
 _register_builtin()
