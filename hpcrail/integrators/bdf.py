@@ -256,7 +256,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             if code == NEWTON_CONVERGED:
                 for i in range(n):
                     ynew[i] = ypred[i]
-                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, mass, J, LU, piv, spec,
+                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, cc, mass, J, LU, piv, spec,
                                                      scale, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals, ytmp, f,
                                                      max_upd, stats)
                 sc[_SC_ETA] = eta
