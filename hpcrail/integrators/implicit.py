@@ -224,8 +224,18 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 for j in range(s):
                     acc_i += A[s, j] * Ks[j, i]
                 base[i] = y[i] + hs * acc_i
-            if sc[_SC_HPREV] > 0.0:
-                # predictor: the previous step's interpolant extrapolated to the stage time
+            if s >= 2:
+                # predictor of the later stages: the cubic Hermite interpolant through (t, y, K_0) and
+                # the previous stage (t + c_{s-1} h, z_{s-1}, K_{s-1}) of this step, extrapolated
+                hg = C[s - 1] * hs
+                th2 = C[s] / C[s - 1]
+                for i in range(n):
+                    dy = Zs[s - 1, i] - y[i]
+                    q2 = 3.0 * dy - hg * (2.0 * Ks[0, i] + Ks[s - 1, i])
+                    q3 = -2.0 * dy + hg * (Ks[0, i] + Ks[s - 1, i])
+                    Zs[s, i] = ((q3 * th2 + q2) * th2 + hg * Ks[0, i]) * th2 + y[i]
+            elif sc[_SC_HPREV] > 0.0:
+                # predictor of the first implicit stage: the previous step's interpolant extrapolated to the stage time
                 th_p = (t + C[s] * hs - sc[_SC_TPREV]) / sc[_SC_HPREV]
                 for i in range(n):
                     Zs[s, i] = ((Qp[3, i] * th_p + Qp[2, i]) * th_p + Qp[1, i]) * th_p + Qp[0, i]

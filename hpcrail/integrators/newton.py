@@ -124,10 +124,13 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
             dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
         solve_state_order(LU, spec, piv, dz, tmp)
         stats[ST_NEWTON] += 1
-        if scl != 1.0:
-            for i in range(n):
-                dz[i] *= scl
-        nrm = rms_norm(dz, scale)
+        ss = 0.0
+        for i in range(n):
+            v = dz[i] * scl
+            dz[i] = v
+            v /= scale[i]
+            ss += v * v
+        nrm = math.sqrt(ss / n)
         if not math.isfinite(nrm):
             return NEWTON_NONFINITE, it, rate, upd
         if kk > 0:
