@@ -185,11 +185,6 @@ def _value_size(vt) -> int:
     return ctx.get_abi_sizeof(ctx.get_value_type(vt))
 
 
-@njit
-def _pack(addr, rhs, jac, params, atol, rtolv, vals, dest, has_jac):
-    _store_value(addr, (rhs, jac, params, atol, rtolv, vals, dest, has_jac))
-
-
 # ---- callbacks, compiled once per parameter type (per process) -----------------------------------
 _CALLBACKS: dict = {}
 
@@ -257,7 +252,8 @@ _DRIVERS: dict = {}
 
 
 def _driver(lib: _Lib):
-    """``drive(mem, yv, y, dkyv, dky, tret, t_out, Y_out, observe, params, acc, t_final) -> flag``."""
+    """``drive(mem, yv, y, dkyv, dky, tret, t_out, Y_out, observe, params, acc, t_final, ud_addr, rhs, jac, atol,
+    rtolv, vals, dest, has_jac) -> flag``: stores the user data at ``ud_addr``, then steps to t_final."""
     hit = _DRIVERS.get(lib.path)
     if hit is not None:
         return hit
@@ -265,7 +261,10 @@ def _driver(lib: _Lib):
     getdky = lib.CVodeGetDky
 
     @njit(nogil=True, boundscheck=False)
-    def drive(mem, yv, y, dkyv, dky, tret, t_out, Y_out, observe, params, acc, t_final):
+    def drive(mem, yv, y, dkyv, dky, tret, t_out, Y_out, observe, params, acc, t_final, ud_addr, rhs, jac, atol,
+              rtolv, vals, dest, has_jac):
+        # the callbacks' user data: this call's arguments, alive (with their meminfos) until it returns
+        _store_value(ud_addr, (rhs, jac, params, atol, rtolv, vals, dest, has_jac))
         n = y.size
         k = 0
         nout = t_out.size
@@ -357,6 +356,17 @@ def integrate_cvode(problem: Problem, t_out: np.ndarray, t_final: float, *, rtol
     Raises :class:`CvodeUnavailable` without the library; ValueError for events, a mass matrix,
     ``observe_interval`` > 0 or a bad option.
     """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+        return _integrate_cvode(problem, t_out, t_final, rtol=rtol, atol=atol, step=step, hmin=hmin, hmax=hmax,
+                                max_steps=max_steps, max_order=max_order,
+                                stability_limit_detection=stability_limit_detection,
+                                max_nonlin_iters=max_nonlin_iters, jacobian=jacobian, progress=progress,
+                                observe_interval=observe_interval)
+
+
+def _integrate_cvode(problem, t_out, t_final, *, rtol, atol, step, hmin, hmax, max_steps, max_order,
+                     stability_limit_detection, max_nonlin_iters, jacobian, progress, observe_interval):
     check_problem(problem, observe_interval)
     if not 1 <= int(max_order) <= 5:
         raise ValueError(f"method 'cvode' option max_order = {max_order}; allowed 1-5")
@@ -410,12 +420,6 @@ def integrate_cvode(problem: Problem, t_out: np.ndarray, t_final: float, *, rtol
         ud_type = types.Tuple(argtys[1:])
         if _value_size(ud_type) > buf.nbytes:
             raise ValueError("method 'cvode': the model's parameter object is too large for the user-data buffer")
-        if argtys not in _pack.overloads:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
-                _pack.compile(argtys)
-        _pack.overloads[argtys].entry_point(buf.ctypes.data, problem.rhs, jac_fn, problem.params, atol_vec,
-                                            rtol_vec, vals, dest, bool(use_jac))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
             c_rhs, c_jac, c_ewt = _callbacks(ud_type, lib)
@@ -443,15 +447,17 @@ def integrate_cvode(problem: Problem, t_out: np.ndarray, t_final: float, *, rtol
             _check(lib.CVodeSetMinStep(mem, float(hmin)), "CVodeSetMinStep")
         tret = np.array([t0])
         problem.observe(t0, y, problem.params, acc)
-        dargs = (mem, yv, y, dkyv, dky, tret, t_out, Y_out, problem.observe, problem.params, acc, float(t_final))
-        dtys = tuple(numba.typeof(a) for a in dargs)
-        if dtys not in drive.overloads:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
-                drive.compile(dtys)
+        dargs = (mem, yv, y, dkyv, dky, tret, t_out, Y_out, problem.observe, problem.params, acc, float(t_final),
+                 buf.ctypes.data, problem.rhs, jac_fn, atol_vec, rtol_vec, vals, dest, bool(use_jac))
+        dtys = tuple(numba.typeof(a) for a in dargs[:8]) + (fty,) + tuple(numba.typeof(a) for a in dargs[9:12]) \
+            + (types.uint64, fty, fty) + argtys[4:]
+        cres = drive.overloads.get(dtys)
+        if cres is None:
+            drive.compile(dtys)
+            cres = drive.overloads[dtys]
         ctime = time.perf_counter() - c0
         w0 = time.perf_counter()
-        flag = drive(*dargs)
+        flag = cres.entry_point(*dargs)
         wall = time.perf_counter() - w0
         counts = {}
         for name, f in lib.counters.items():
