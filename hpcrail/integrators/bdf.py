@@ -26,7 +26,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, initial_step, rms_norm, STEP_ON, loop_gate,
+    EPS, dense_needed, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
@@ -35,12 +35,13 @@ from hpcrail.integrators.contract import (
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py
 from hpcrail.integrators.newton import (
-    NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, newton_solve,
+    MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, evaluate_jacobian, factorise, needs_factorisation, newton_solve,
+    newton_tol_err,
 )
 
 MAX_ORDER = 5
 _N_SCAL = 8
-_SC_ORDER, _SC_NEQ, _SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID = range(7)
+_SC_ORDER, _SC_NEQ, _SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID, _SC_JAGE = range(8)
 
 _KAPPA = np.array([0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0])
 _GAMMA = np.concatenate((np.zeros(1), np.cumsum(1.0 / np.arange(1, MAX_ORDER + 1))))
@@ -52,26 +53,26 @@ def bdf_state_size(n: int, spec) -> int:
     return 3 + n + int(spec[SP_NEV]) + _N_SCAL + (MAX_ORDER + 3) * n + 2 * L + n
 
 
-@njit(**JIT)
-def _compute_R(order, factor, R):
-    """R[i, j] = Π_{m=1..i} (m − 1 − factor·j)/m  (i, j = 0..order) (Shampine & Reichelt eq 2.?)."""
-    for j in range(order + 1):
-        R[0, j] = 1.0
-    for i in range(1, order + 1):
-        R[i, 0] = 0.0
-        for j in range(1, order + 1):
-            R[i, j] = R[i - 1, j] * (i - 1 - factor * j) / i
-    # column 0 of rows ≥ 1 is the product with j = 0: Π (m − 1)/m = 0 for i ≥ 1 (m = 1 term)
+@njit(inline="always", **JIT)
+def _r_entry(i, j, factor):
+    """R[i, j] = Π_{m=1..i} (m − 1 − factor·j)/m (Shampine & Reichelt 1997, the step-change matrix)."""
+    r = 1.0
+    for m in range(1, i + 1):
+        r *= (m - 1 - factor * j) / m
+    return r
 
 
 @njit(**JIT)
 def change_D(D, order, factor, tmp):
-    """Rescale the difference array D[0:order+1] from step h to factor·h (D ← (R U)ᵀ D)."""
-    R = np.empty((order + 1, order + 1))
-    U = np.empty((order + 1, order + 1))
-    _compute_R(order, factor, R)
-    _compute_R(order, 1.0, U)
-    RU = R @ U
+    """Rescale the difference array D[0:order+1] from step h to factor·h (D ← (R U)ᵀ D), in place;
+    ``tmp`` float64[≥ order+1, n] work.  No allocation (called on every step-size change)."""
+    RU = np.empty((MAX_ORDER + 1, MAX_ORDER + 1))
+    for k in range(order + 1):
+        for j in range(order + 1):
+            acc = 0.0
+            for m in range(order + 1):
+                acc += _r_entry(k, m, factor) * _r_entry(m, j, 1.0)
+            RU[k, j] = acc
     n = D.shape[1]
     for j in range(order + 1):
         for i in range(n):
@@ -123,7 +124,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     max_steps = settings[SET_MAX_STEPS]
     obs_dt = settings[SET_OBS_DT]
-    tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
+    tol_given = settings[SET_NEWTON_TOL]
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
     max_upd = int(settings[SET_NEWTON_JUPD])
     kappa = np.zeros(MAX_ORDER + 1)
@@ -161,6 +162,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     ypred = np.empty(n)
     ynew = np.empty(n)
     scale = np.empty(n)
+    wt = np.empty(n)
     dtmp = np.empty((MAX_ORDER + 3, n))
     Q = np.empty((MAX_ORDER + 1, n))
     g1 = np.empty(nev)
@@ -188,6 +190,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         sc[_SC_ETA] = 1.0
         sc[_SC_RECOMP] = 0.0
         sc[_SC_JVALID] = 0.0
+        sc[_SC_JAGE] = 0.0
         tstate[TS_H] = h0
         tstate[TS_FVALID] = 1.0
     h = tstate[TS_H]
@@ -225,6 +228,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                     acc_i += D[k, i]
                 ypred[i] = acc_i
                 scale[i] = atol[i] + rtolv[i] * abs(acc_i)
+                wt[i] = 1.0 / scale[i]
             # base such that  (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
             for i in range(n):
                 psi = 0.0
@@ -232,7 +236,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                     psi += gamma[k] * D[k, i]
                 base[i] = ypred[i] - psi / alpha[order]
             cc = alpha[order] / h
-            if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0:
+            if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
                 if spec[SP_HAS_JAC] == 0:
                     rhs(t_new, ypred, params, ftmp)
                     stats[ST_NFEV] += 1
@@ -243,28 +247,33 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                 sc[_SC_CURJAC] = 1.0
                 sc[_SC_RECOMP] = 0.0
                 sc[_SC_LU_C] = 0.0
+                sc[_SC_JAGE] = 0.0
                 jac_fresh = True
-            if sc[_SC_LU_C] != cc:
+            if needs_factorisation(cc, sc[_SC_LU_C]):
                 if not factorise(J, LU, cc, mass, spec, piv, tmp, stats):
                     sc[_SC_LU_C] = 0.0
                     code = NEWTON_NONFINITE
                 else:
                     sc[_SC_LU_C] = cc
+                    sc[_SC_ETA] = 1.0
                     code = NEWTON_CONVERGED
             else:
                 code = NEWTON_CONVERGED
             if code == NEWTON_CONVERGED:
                 for i in range(n):
                     ynew[i] = ypred[i]
-                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, cc, mass, J, LU, piv, spec,
-                                                     scale, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals, ytmp, f,
+                # Newton tolerance on the error-test scale: the error estimate is error_const·(y − y_pred)
+                tol = tol_given if tol_given > 0.0 else newton_tol_err(0.0) / error_const[order]
+                c_lu = sc[_SC_LU_C]
+                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, c_lu, mass, J, LU, piv,
+                                                     spec, wt, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals, ytmp, f,
                                                      max_upd, stats)
                 sc[_SC_ETA] = eta
                 if upd > 0:
                     sc[_SC_CURJAC] = 1.0
+                    sc[_SC_JAGE] = 0.0
                     jac_fresh = True
-                    if code == NEWTON_NONFINITE:
-                        sc[_SC_LU_C] = 0.0
+                    sc[_SC_LU_C] = cc if code != NEWTON_NONFINITE else 0.0
             if code != NEWTON_CONVERGED:
                 stats[ST_REJECTED] += 1
                 stats[ST_NFAIL] += 1
@@ -277,7 +286,11 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                     evaluate_jacobian(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, stats)
                     sc[_SC_CURJAC] = 1.0
                     sc[_SC_LU_C] = 0.0
+                    sc[_SC_JAGE] = 0.0
                     jac_fresh = True
+                    continue
+                if sc[_SC_LU_C] != cc and code != NEWTON_NONFINITE:
+                    sc[_SC_LU_C] = 0.0      # old factors: refactorise at this step size first
                     continue
                 jac_fresh = False
                 newton_failed = True
@@ -294,9 +307,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             err_norm = rms_norm(dz, scale)
             if not (err_norm <= 1.0):
                 stats[ST_REJECTED] += 1
-                fac = 0.2
-                if err_norm == err_norm:  # not NaN
-                    fac = max(0.2, safety * err_norm ** (-1.0 / (order + 1)))
+                fac = step_factor(err_norm, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
                 change_D(D, order, fac, dtmp)
                 h *= fac
                 n_equal = 0
@@ -329,8 +340,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             break
         t = t_new
         sc[_SC_CURJAC] = 0.0
-        if iters > 2 and sc[_SC_ETA] > 1e-3:
-            sc[_SC_RECOMP] = 1.0
+        sc[_SC_JAGE] += 1.0
         # ---- order and step selection
         if n_equal < order + 1:
             continue

@@ -45,7 +45,7 @@ from hpcrail.integrators.contract import (
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order
 from hpcrail.integrators.newton import (
     MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, needs_factorisation,
-    newton_solve, newton_tol_err,
+    newton_solve, newton_tol_err, scaled_norm,
 )
 from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_NB, SP_NC
 
@@ -146,7 +146,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     tmp = np.empty(n)
     dz = np.empty(n)
     base = np.empty(n)
-    scale = np.empty(n)
+    wt = np.empty(n)
     Ks = np.empty((4, n))
     Zs = np.empty((4, n))
     Q = np.empty((4, n))
@@ -212,8 +212,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             sc[_SC_ETA] = 1.0
         c_lu = sc[_SC_LU_C]
         for i in range(n):
-            scale[i] = atol[i] + rtolv[i] * abs(y[i])
-        for i in range(n):
+            wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
             Ks[0, i] = K0[i]
         code = NEWTON_CONVERGED
         iters_max = 0
@@ -243,7 +242,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 for i in range(n):
                     Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
             code, iters, rate, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, c_lu, mass, J,
-                                                  LU, piv, spec, scale, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
+                                                  LU, piv, spec, wt, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
                                                   ytmp, ftmp, max_upd, stats)
             sc[_SC_ETA] = rate
             if upd > 0:
@@ -298,8 +297,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 dz[i] = hs * e * mass[i] * c_lu
             solve_state_order(LU, spec, piv, dz, tmp)
             for i in range(n):
-                scale[i] = atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i]))
-            err = rms_norm(dz, scale)
+                wt[i] = 1.0 / (atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i])))
+            err = scaled_norm(dz, 1.0, wt)
             if not math.isfinite(err):
                 err = 1e10
             fac = step_factor(err, expo, safety, 0.2, 5.0, rejected_last, hs, sc[_SC_HOLD], sc[_SC_EOLD],

@@ -55,6 +55,41 @@ def default_newton_tol(rtol, given):
 
 
 @njit(inline="always", **JIT)
+def scaled_norm(x, s, wt):
+    """``x ← s·x`` in place and its weighted RMS norm sqrt(mean((x_i·wt_i)²)) (four partial sums:
+    the adds do not wait for each other)."""
+    n = x.size
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    m = n - n % 4
+    for i in range(0, m, 4):
+        v0 = x[i] * s
+        v1 = x[i + 1] * s
+        v2 = x[i + 2] * s
+        v3 = x[i + 3] * s
+        x[i] = v0
+        x[i + 1] = v1
+        x[i + 2] = v2
+        x[i + 3] = v3
+        v0 *= wt[i]
+        v1 *= wt[i + 1]
+        v2 *= wt[i + 2]
+        v3 *= wt[i + 3]
+        a0 += v0 * v0
+        a1 += v1 * v1
+        a2 += v2 * v2
+        a3 += v3 * v3
+    for i in range(m, n):
+        v = x[i] * s
+        x[i] = v
+        v *= wt[i]
+        a0 += v * v
+    return math.sqrt(((a0 + a1) + (a2 + a3)) / n)
+
+
+@njit(inline="always", **JIT)
 def newton_tol_err(given):
     """Newton tolerance of the BDF/ESDIRK methods: ``given`` if > 0, else ``NEWTON_TOL_ERR``."""
     return given if given > 0.0 else NEWTON_TOL_ERR
@@ -87,7 +122,7 @@ def factorise(J, LU, c, mass, spec, piv, tmp, stats):
 
 
 @njit(**JIT)
-def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, scale, tol, maxit, rate, f, dz, tmp,
+def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, wt, tol, maxit, rate, f, dz, tmp,
                  vals, ytmp, ftmp, max_updates, stats):
     """Newton for  c·M (z − base) = f(t, z)  (one implicit stage), ``z`` in/out from its predictor.
     ``LU`` holds the factors of c_lu·M − J (``c_lu`` may differ from ``c``: LU reuse across step-size
@@ -102,6 +137,8 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
     current iterate and refactorised at ``c`` (a semi-smooth Newton step: the right linearisation
     after the iterate crossed a kink of a piecewise-smooth model such as coupler slack or a
     friction band), at most ``max_updates`` times, each granting ``maxit`` more iterations.
+
+    ``wt``: float64[n] error weights 1/(atol_i + rtol_i·|y_i|) of the RMS norms.
 
     Returns ``(code, iterations, rate, updates)``: code ``NEWTON_CONVERGED``, ``NEWTON_SLOW`` or
     ``NEWTON_NONFINITE``; ``updates`` the number of Jacobian updates made (``J``/``LU`` then belong
@@ -118,19 +155,12 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
         rhs(t, z, params, f)
         stats[ST_NFEV] += 1
         it += 1
-        if not all_finite(f):
-            return NEWTON_NONFINITE, it, rate, upd
         for i in range(n):
             dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
         solve_state_order(LU, spec, piv, dz, tmp)
         stats[ST_NEWTON] += 1
-        ss = 0.0
-        for i in range(n):
-            v = dz[i] * scl
-            dz[i] = v
-            v /= scale[i]
-            ss += v * v
-        nrm = math.sqrt(ss / n)
+        # scaled correction and its norm in one pass (a NaN/inf in f shows up here: no separate check)
+        nrm = scaled_norm(dz, scl, wt)
         if not math.isfinite(nrm):
             return NEWTON_NONFINITE, it, rate, upd
         if kk > 0:
@@ -152,7 +182,7 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
                     dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
                 solve_state_order(LU, spec, piv, dz, tmp)
                 stats[ST_NEWTON] += 1
-                nrm = rms_norm(dz, scale)
+                nrm = scaled_norm(dz, 1.0, wt)
                 if not math.isfinite(nrm):
                     return NEWTON_NONFINITE, it, rate, upd
                 kk = 0
