@@ -36,7 +36,7 @@ from hpcrail.integrators.contract import (
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py
 from hpcrail.integrators.newton import (
     MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, evaluate_jacobian, factorise, needs_factorisation, newton_solve,
-    newton_tol_err,
+    newton_tol_err, scaled_norm,
 )
 
 MAX_ORDER = 5
@@ -161,7 +161,6 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     base = np.empty(n)
     ypred = np.empty(n)
     ynew = np.empty(n)
-    scale = np.empty(n)
     wt = np.empty(n)
     dtmp = np.empty((MAX_ORDER + 3, n))
     Q = np.empty((MAX_ORDER + 1, n))
@@ -206,6 +205,9 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             change_D(D, order, hmax / h, dtmp)
             h = hmax
             n_equal = 0
+        # error weights of this step (Newton and error test), from y_n as in CVODE
+        for i in range(n):
+            wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
         accepted = False
         newton_failed = False
         nonfinite = False
@@ -227,8 +229,6 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                 for k in range(order + 1):
                     acc_i += D[k, i]
                 ypred[i] = acc_i
-                scale[i] = atol[i] + rtolv[i] * abs(acc_i)
-                wt[i] = 1.0 / scale[i]
             # base such that  (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
             for i in range(n):
                 psi = 0.0
@@ -302,9 +302,8 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             newton_failed = False
             safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
             for i in range(n):
-                scale[i] = atol[i] + rtolv[i] * abs(ynew[i])
                 dz[i] = error_const[order] * (ynew[i] - ypred[i])
-            err_norm = rms_norm(dz, scale)
+            err_norm = scaled_norm(dz, 1.0, wt)
             if not (err_norm <= 1.0):
                 stats[ST_REJECTED] += 1
                 fac = step_factor(err_norm, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
@@ -350,11 +349,11 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         if order > 1:
             for i in range(n):
                 dz[i] = error_const[order - 1] * D[order, i]
-            em = rms_norm(dz, scale)
+            em = scaled_norm(dz, 1.0, wt)
         if order < max_order:
             for i in range(n):
                 dz[i] = error_const[order + 1] * D[order + 2, i]
-            ep = rms_norm(dz, scale)
+            ep = scaled_norm(dz, 1.0, wt)
         fm = em ** (-1.0 / order) if em > 0.0 else 1e300
         f0 = err_norm ** (-1.0 / (order + 1)) if err_norm > 0.0 else 1e300
         fp = ep ** (-1.0 / (order + 2)) if ep > 0.0 else 1e300
