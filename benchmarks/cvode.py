@@ -57,6 +57,8 @@ CONFIGS = [
     ("hpcrail TR-BDF2", "trbdf2", dict(rtol=1e-4)),
     ("hpcrail TR-BDF2", "trbdf2", dict(rtol=5e-5)),
     ("hpcrail TR-BDF2", "trbdf2", dict(rtol=3e-5)),
+    ("hpcrail BDF q≤2", "bdf", dict(rtol=7e-5, options={"max_order": 2})),
+    ("hpcrail BDF q≤2", "bdf", dict(rtol=5e-5, options={"max_order": 2})),
     ("hpcrail BDF q≤2", "bdf", dict(rtol=3e-5, options={"max_order": 2})),
 ]
 SLOW = [  # one run each: stability-limited CVODE at order 5, Radau IIA
@@ -150,6 +152,7 @@ def study(name: str, repeats: int, lines: list[str]) -> dict:
 
 
 SCALING = [("hpcrail TR-BDF2", "trbdf2", dict(rtol=3e-5)),
+           ("hpcrail BDF q≤2", "bdf", dict(rtol=5e-5, options={"max_order": 2})),
            ("CVODE BDF q≤2", "cvode", dict(rtol=5e-5, options={"max_order": 2}))]
 
 
