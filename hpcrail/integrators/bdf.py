@@ -224,17 +224,16 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                 change_D(D, order, (t_new - t) / h, dtmp)
                 n_equal = 0
                 h = t_new - t
+            # predictor, and base such that (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
+            inv_alpha = 1.0 / alpha[order]
             for i in range(n):
-                acc_i = 0.0
-                for k in range(order + 1):
-                    acc_i += D[k, i]
-                ypred[i] = acc_i
-            # base such that  (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
-            for i in range(n):
+                acc_i = D[0, i]
                 psi = 0.0
                 for k in range(1, order + 1):
+                    acc_i += D[k, i]
                     psi += gamma[k] * D[k, i]
-                base[i] = ypred[i] - psi / alpha[order]
+                ypred[i] = acc_i
+                base[i] = acc_i - psi * inv_alpha
             cc = alpha[order] / h
             if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
                 if spec[SP_HAS_JAC] == 0:
@@ -324,8 +323,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             d = ynew[i] - ypred[i]
             D[order + 2, i] = d - D[order + 1, i]
             D[order + 1, i] = d
-        for k in range(order, -1, -1):
-            for i in range(n):
+            for k in range(order, -1, -1):
                 D[k, i] += D[k + 1, i]
         if dense_needed(spec, obs_dt, t, t_new, t_out, iout):
             _bdf_dense(D, order, Q)

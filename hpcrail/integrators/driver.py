@@ -188,8 +188,9 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         inside longer steps [s] (envelopes resolved between the steps of large-step methods; note
         that the dense output of a stiff method can overshoot at the kinks of a non-smooth model).
     extra_settings : raw values for ``settings[6:11]`` (overrides ``options``; for experiments).
-    progress : called after each chunk as ``progress(t, t_final, stats)``; chunking does not
-        change the step sequence (methods never shorten a step to land on a chunk end).
+    progress : called after each of ``n_chunks`` chunks as ``progress(t, t_final, stats)``; chunking
+        does not change the step sequence (methods never shorten a step to land on a chunk end).
+        Without ``progress`` the method runs in one call.
 
     Returns
     -------
@@ -244,7 +245,9 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     evf = problem.events.fn if problem.events is not None else no_function
     # the observer sees the initial state too
     problem.observe(t0, y, problem.params, acc)
-    pauses = np.linspace(t0, t_final, max(1, n_chunks) + 1)[1:]
+    # chunks only serve the progress callback: each kernel call costs ~0.3 ms of argument unboxing
+    # (measured: 200 chunks added 57 ms to a 600 s train run), and chunking never changes the steps
+    pauses = np.linspace(t0, t_final, max(1, n_chunks if progress is not None else 1) + 1)[1:]
     code = RUNNING
     w0 = time.perf_counter()
     for tp in pauses:
