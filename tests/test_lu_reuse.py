@@ -8,7 +8,7 @@ from numba import njit
 
 from hpcrail.integrators import integrate
 from hpcrail.integrators.common import step_factor
-from hpcrail.integrators.linalg import _band_solve_22, _band_solve_gen, band_lu
+from hpcrail.integrators.linalg import _band_lu_22, _band_lu_gen, _band_solve_22, _band_solve_gen, band_lu
 from hpcrail.integrators.newton import DGMAX, needs_factorisation
 from hpcrail.integrators.testproblems import chain_exact, linear_chain
 
@@ -84,3 +84,18 @@ def test_lu_reuse_keeps_the_solution_and_the_counters_consistent(method):
     assert np.nanmax(np.abs(a.y - exact) / scale) < 50 * rtol
     assert np.nanmax(np.abs(a.y - b.y) / scale) < 10 * rtol
     assert b.stats["newton_iterations"] > st["newton_iterations"]
+
+
+@pytest.mark.parametrize("nc", [1, 2, 3, 7, 50])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_unrolled_band_lu_equals_the_generic_one_bitwise(nc, dtype):
+    rng = np.random.default_rng(nc)
+    w = 7
+    a = np.zeros(nc * w, dtype)
+    for j in range(nc):
+        for i in range(max(0, j - 2), min(nc, j + 3)):
+            a[j * w + 4 + i - j] = rng.normal() * (1.0 + 0.5j if dtype is np.complex128 else 1.0)
+    b = a.copy()
+    p1, p2 = np.zeros(nc, np.int64), np.zeros(nc, np.int64)
+    assert _band_lu_gen(a, nc, 2, 2, p1) == _band_lu_22(b, nc, p2)
+    assert np.array_equal(a, b) and np.array_equal(p1, p2)

@@ -40,6 +40,9 @@ from hpcrail.integrators.newton import (
 )
 
 MAX_ORDER = 5
+#: step increases below this factor at unchanged order are not taken (keeps the LU; 1.5 as in CVODE measured
+#: worse on train 4: +8 % steps)
+BDF_KEEP = 1.2
 _N_SCAL = 8
 _SC_ORDER, _SC_NEQ, _SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID, _SC_JAGE = range(8)
 
@@ -368,7 +371,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             best = fp
             delta = 1
         factor = min(10.0, safety * best)
-        if delta == 0 and 1.0 <= factor < 1.2:
+        if delta == 0 and 1.0 <= factor < BDF_KEEP:
             continue  # keep order, step and LU factors
         order += delta
         if t_final - t > 0.0:

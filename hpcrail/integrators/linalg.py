@@ -371,9 +371,72 @@ def lin_size(spec):
 
 
 @njit(**JIT_NRT_FREE)
+def _band_lu_22(a, nc, piv):
+    """:func:`band_lu` for ml = mu = 2 with the loops unrolled (same operations, same results)."""
+    w = 7
+    ju = 0
+    ok = True
+    for j in range(nc):
+        cj = j * w + 4
+        rest = nc - 1 - j
+        p = 0
+        amax = abs(a[cj])
+        if rest >= 1:
+            v = abs(a[cj + 1])
+            if v > amax:
+                amax = v
+                p = 1
+        if rest >= 2:
+            v = abs(a[cj + 2])
+            if v > amax:
+                amax = v
+                p = 2
+        piv[j] = j + p
+        if amax == 0.0:
+            ok = False
+            continue
+        jl = min(j + 2 + p, nc - 1)
+        if jl > ju:
+            ju = jl
+        if p != 0:
+            for c in range(j, ju + 1):
+                d1 = c * (w - 1) + 4 + j
+                tmp = a[d1]
+                a[d1] = a[d1 + p]
+                a[d1 + p] = tmp
+        inv = 1.0 / a[cj]
+        a[cj] = inv
+        if rest >= 2:
+            l1 = a[cj + 1] * inv
+            l2 = a[cj + 2] * inv
+            a[cj + 1] = l1
+            a[cj + 2] = l2
+            for c in range(j + 1, ju + 1):
+                base = c * (w - 1) + 4 + j
+                ajc = a[base]
+                a[base + 1] -= l1 * ajc
+                a[base + 2] -= l2 * ajc
+        elif rest == 1:
+            l1 = a[cj + 1] * inv
+            a[cj + 1] = l1
+            for c in range(j + 1, ju + 1):
+                base = c * (w - 1) + 4 + j
+                a[base + 1] -= l1 * a[base]
+    return ok
+
+
+@njit(**JIT_NRT_FREE)
 def band_lu(a, nc, ml, mu, piv):
     """In-place band LU with partial pivoting of the core block (``dgbtf2``); the diagonal of U is
     stored as its reciprocal (solves multiply).  Returns False when a pivot is exactly zero."""
+    if ml == 2 and mu == 2:
+        return _band_lu_22(a, nc, piv)
+    return _band_lu_gen(a, nc, ml, mu, piv)
+
+
+@njit(**JIT_NRT_FREE)
+def _band_lu_gen(a, nc, ml, mu, piv):
+    """:func:`band_lu` for any bandwidths."""
     w = 2 * ml + mu + 1
     kv = ml + mu
     ju = 0
