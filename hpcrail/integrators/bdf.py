@@ -80,12 +80,17 @@ def change_D(D, order, factor, tmp):
     for j in range(order + 1):
         for i in range(n):
             tmp[j, i] = D[j, i]
-    for j in range(order + 1):
+    for j in range(order + 1):   # row-wise: contiguous, vectorisable passes
+        dj = D[j]
+        r0 = RU[0, j]
+        t0 = tmp[0]
         for i in range(n):
-            acc = 0.0
-            for k in range(order + 1):
-                acc += RU[k, j] * tmp[k, i]
-            D[j, i] = acc
+            dj[i] = r0 * t0[i]
+        for k in range(1, order + 1):
+            r = RU[k, j]
+            tk = tmp[k]
+            for i in range(n):
+                dj[i] += r * tk[i]
 
 
 @njit(**JIT)
@@ -228,15 +233,20 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
                 n_equal = 0
                 h = t_new - t
             # predictor, and base such that (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
+            # (row-wise passes: contiguous and vectorisable)
             inv_alpha = 1.0 / alpha[order]
+            d0 = D[0]
             for i in range(n):
-                acc_i = D[0, i]
-                psi = 0.0
-                for k in range(1, order + 1):
-                    acc_i += D[k, i]
-                    psi += gamma[k] * D[k, i]
-                ypred[i] = acc_i
-                base[i] = acc_i - psi * inv_alpha
+                ypred[i] = d0[i]
+                base[i] = 0.0
+            for k in range(1, order + 1):
+                dk = D[k]
+                gk = gamma[k]
+                for i in range(n):
+                    ypred[i] += dk[i]
+                    base[i] += gk * dk[i]
+            for i in range(n):
+                base[i] = ypred[i] - base[i] * inv_alpha
             cc = alpha[order] / h
             if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
                 if spec[SP_HAS_JAC] == 0:
@@ -322,12 +332,19 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             break
         # ---- accept: update differences (D^{j+1} y_n = D^j y_n − D^j y_{n−1})
         n_equal += 1
+        # (row by row: contiguous, vectorisable passes; one fused pass with a strided inner loop over
+        # the rows measured 2.5 us per step on train 4)
+        d2 = D[order + 2]
+        d1 = D[order + 1]
         for i in range(n):
             d = ynew[i] - ypred[i]
-            D[order + 2, i] = d - D[order + 1, i]
-            D[order + 1, i] = d
-            for k in range(order, -1, -1):
-                D[k, i] += D[k + 1, i]
+            d2[i] = d - d1[i]
+            d1[i] = d
+        for k in range(order, -1, -1):
+            dk = D[k]
+            dk1 = D[k + 1]
+            for i in range(n):
+                dk[i] += dk1[i]
         if dense_needed(spec, obs_dt, t, t_new, t_out, iout):
             _bdf_dense(D, order, Q)
         hs = t_new - t

@@ -218,11 +218,16 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         iters_max = 0
         s_fail = 0
         for s in range(1, ns):
+            # base = y + h Σ_j a_sj K_j (row-wise passes: contiguous, vectorisable)
+            a0 = A[s, 0]
             for i in range(n):
-                acc_i = 0.0
-                for j in range(s):
-                    acc_i += A[s, j] * Ks[j, i]
-                base[i] = y[i] + hs * acc_i
+                base[i] = a0 * Ks[0, i]
+            for j in range(1, s):
+                asj = A[s, j]
+                for i in range(n):
+                    base[i] += asj * Ks[j, i]
+            for i in range(n):
+                base[i] = y[i] + hs * base[i]
             if s >= 2:
                 # predictor of the later stages: the cubic Hermite interpolant through (t, y, K_0) and
                 # the previous stage (t + c_{s-1} h, z_{s-1}, K_{s-1}) of this step, extrapolated
@@ -291,10 +296,13 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         err = 0.0
         if adaptive:
             for i in range(n):
-                e = 0.0
-                for s in range(ns):
-                    e += E[s] * Ks[s, i]
-                dz[i] = hs * e * mass[i] * c_lu
+                dz[i] = E[0] * Ks[0, i]
+            for s in range(1, ns):
+                es = E[s]
+                for i in range(n):
+                    dz[i] += es * Ks[s, i]
+            for i in range(n):
+                dz[i] = hs * dz[i] * mass[i] * c_lu
             solve_state_order(LU, spec, piv, dz, tmp)
             for i in range(n):
                 wt[i] = 1.0 / (atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i])))
