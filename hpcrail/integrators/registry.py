@@ -113,6 +113,13 @@ def _register_builtin() -> None:
                         description="variable-order (1-5) variable-step BDF, quasi-constant step, Newton on "
                                     "the sparse Jacobian; index-1 DAEs with a diagonal mass matrix",
                         options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; paper 000"))
+    bdf2_opts = dict(bdf_opts)
+    bdf2_opts["max_order"] = Option(0, 2.0, 1.0, 2.0, "highest order used (1-2)")
+    register(MethodInfo("bdf2", bdf, adaptive=True, order=2, state_size=bdf_state_size, implicit=True,
+                        description="variable-step BDF of order 1-2 (the bdf kernel with max_order 2): on trains, "
+                                    "whose draft-gear kinks make orders 3-5 stability-limited, the fastest implicit "
+                                    "method (docs/performance.md)",
+                        options=bdf2_opts, source="Shampine & Reichelt 1997; CVODE with max order 2"))
     register(MethodInfo("ndf", bdf, adaptive=True, order=5, state_size=bdf_state_size, implicit=True,
                         description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
                         options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); papers 000, 004"),
