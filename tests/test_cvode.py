@@ -103,3 +103,11 @@ def test_missing_library_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(cvode.CvodeUnavailable, match="libsundials_core"):
         integrate(oscillator(), "cvode", np.array([0.0]), 1.0)
     assert not cvode.available()
+
+
+def test_kernel_level_paths_refuse_the_external_method():
+    """Event-driven (friction) integration and batch warm-up need a numba kernel: a clear error."""
+    from hpcrail.integrators.driver import compiled_kernel
+
+    with pytest.raises(ValueError, match="external library"):
+        compiled_kernel("cvode", oscillator().params)

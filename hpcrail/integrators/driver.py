@@ -86,6 +86,10 @@ def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]
     signature now, so that timing an integration never includes their compilation.
     """
     info = registry.get(method)
+    if info.kernel is None:
+        raise ValueError(f"method {info.name!r} is run by an external library (integrators/cvode.py) and has no "
+                         "numba kernel: it integrates single problems through integrate() only, not event-driven "
+                         "(friction) or other kernel-level paths; use an hpcrail method (bdf2, trbdf2, radau5, ...)")
     argtys = kernel_argtypes(params)
     key = (info.kernel.py_func.__qualname__, argtys)
     t0 = time.perf_counter()

@@ -29,7 +29,7 @@ import math
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.common import EPS, all_finite, rms_norm
+from hpcrail.integrators.common import EPS
 from hpcrail.integrators.contract import ST_NEWTON, ST_NFEV, ST_NJEV, ST_NLU
 from hpcrail.integrators.linalg import (
     SP_HAS_JAC, bordered_lu, fd_values, form_matrix, scatter_values, solve_state_order,
