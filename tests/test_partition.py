@@ -178,8 +178,15 @@ def test_threads_reproduce_monolithic_bdf_demo(configs_dir):
     b = run_scenario(load_scenario(configs_dir / "trains/demo.yaml", over + ["partition.backend=threads"])[0])
     assert str(a.status.values) == str(b.status.values) == "completed"
     assert float(a.max_draft_force) > 1e5
+    noise = 1e-6 * float(a.max_draft_force)
     for name in METRICS:
-        np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-3, atol=1e-9, err_msg=name)
+        # a force that is zero in exact arithmetic (no buff in this run) may come out as ~1e-4 N of
+        # Newton-tolerance noise: forces are compared to 1e-6 of the largest force (0.1 N here), and the
+        # coupler holding such a noise-level maximum is no result
+        if name.endswith("_coupler") and float(a[name[:-len("_coupler")]]) <= noise:
+            continue
+        atol = noise if "force" in name and not name.endswith("_coupler") else 1e-9
+        np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-3, atol=atol, err_msg=name)
 
 
 def test_threads_backend_from_the_cli_loads_cached_kernels(repo_root, tmp_path):

@@ -45,6 +45,9 @@ class MethodSpec:
     options: dict = dataclasses.field(default_factory=dict)  #: name -> :class:`Option`
     source: str = ""
     aliases: tuple = ()
+    #: ``module:function`` of a library-driven runner ``(problem, t_out, t_final, **kw) -> Solution``
+    #: for methods without a numba kernel (``kernel`` and ``state_size`` empty), e.g. SUNDIALS CVODE
+    external: str = ""
 
 
 def _catalogue() -> list[MethodSpec]:
@@ -79,6 +82,13 @@ def _catalogue() -> list[MethodSpec]:
                           description="variable-order (1-5) variable-step BDF, quasi-constant step, Newton on "
                                       "the sparse Jacobian; index-1 DAEs with a diagonal mass matrix",
                           options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; Bosso et al. 2024"))
+    bdf2_opts = dict(bdf_opts)
+    bdf2_opts["max_order"] = Option(0, 2.0, 1.0, 2.0, "highest order used (1-2)")
+    out.append(MethodSpec("bdf2", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=2, implicit=True,
+                          description="variable-step BDF of order 1-2 (the bdf kernel with max_order 2): on trains, "
+                                      "whose draft-gear kinks make orders 3-5 stability-limited, the fastest implicit "
+                                      "method (docs/performance.md)",
+                          options=bdf2_opts, source="Shampine & Reichelt 1997; CVODE with max order 2"))
     out.append(MethodSpec("ndf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True,
                           description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
                           options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); Bosso et al. 2024; "
@@ -108,6 +118,17 @@ def _catalogue() -> list[MethodSpec]:
                                       "splitting; index-1 DAEs with a diagonal mass matrix",
                           options=dict(newton), source="Hairer & Wanner 1996 (RADAU5); scipy Radau",
                           aliases=("radau", "radau_iia")))
+    out.append(MethodSpec("cvode", "", "", adaptive=True, order=5, implicit=True,
+                          description="SUNDIALS CVODE BDF (variable order, band Newton on the model's analytic "
+                                      "Jacobian without its border), driven from numba; needs "
+                                      "`pip install 'hpcrail[cvode]'`",
+                          options={"max_order": Option(0, 5.0, 1.0, 5.0, "highest BDF order (1-5)"),
+                                   "stability_limit_detection": Option(1, 0.0, 0.0, 1.0, "CVODE's BDF "
+                                                                       "stability-limit detection (1 = on)"),
+                                   "max_nonlin_iters": Option(2, 3.0, 1.0, 20.0, "Newton iterations per step "
+                                                              "before a convergence failure")},
+                          source="Hindmarsh et al. 2005 (SUNDIALS); Byrne & Hindmarsh 1975",
+                          aliases=("sundials", "cvode_bdf"), external="hpcrail.integrators.registry:run_cvode"))
     return out
 
 

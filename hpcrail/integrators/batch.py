@@ -40,7 +40,8 @@ from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import N_SETTINGS, N_STATS, Problem, Solution
 from hpcrail.integrators.driver import (
-    _kernel_for, call_arrays, compiled_kernel, kernel_argtypes, make_solution, method_options, model_function_type,
+    _kernel_for, call_arrays, compiled_kernel, integrate, kernel_argtypes, make_solution, method_options,
+    model_function_type,
     no_function, problem_spec,
 )
 
@@ -225,6 +226,10 @@ def integrate_batch(items: Sequence[BatchItem], *, mode: str = "prange", threads
 
 def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> list[Solution]:
     info = registry.get(method)
+    if info.external is not None:  # a library-driven method (cvode): one integrate() call per item
+        return [integrate(it.problem, method, it.t_out, it.t_final, step=it.step, rtol=it.rtol, atol=it.atol,
+                          hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps, options=it.options,
+                          jacobian=it.jacobian, observe_interval=it.observe_interval) for it in items]
     p0 = items[0].problem
     fns = (p0.rhs, p0.observe, p0.jac, p0.events.fn if p0.events is not None else None)
     kernel, ctime = compiled_kernel(method, p0.params, fns)
@@ -300,6 +305,8 @@ def warm(problem: Problem, methods: Sequence[str]) -> float:
     with _WARM_LOCK:
         for method in methods:
             info = registry.get(method)
+            if info.external is not None:
+                continue
             compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac,
                                                         problem.events.fn if problem.events is not None else None))
             _batch_entry(problem.params, _method_dispatcher(info.name, problem.params)[1])

@@ -130,6 +130,36 @@ def loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps):
     return STEP_ON
 
 
+@njit(inline="always", **JIT)
+def step_factor(err, expo, safety, fac_min, fac_max, rejected_last, h, h_old, err_old, predictive):
+    """The step-size controller shared by every adaptive method: the factor on the step ``h`` [s]
+    after a step attempt whose scaled error norm is ``err`` (≤ 1: accepted).
+
+    Elementary control ``safety · err^(−expo)`` (expo = 1/(q+1), q the order of the error
+    estimate; HNW I §II.4), or with ``predictive`` Gustafsson's predictive controller, which also
+    uses the previous accepted step ``h_old`` and its error ``err_old`` (> 0, else elementary):
+    ``safety · err^(−expo) · min(1, (h/h_old)·(err_old/err)^expo)`` (Gustafsson, BIT 34 (1994)
+    77-89; HNW II §IV.8 eq (8.21)).  Clamped to [fac_min, fac_max]; not above 1 right after a
+    rejection (``rejected_last``); a non-finite or NaN ``err`` gives ``fac_min``."""
+    if not err == err or err > 1e300:
+        return fac_min
+    if err == 0.0:
+        fac = fac_max
+    else:
+        fac = safety * err ** (-expo)
+        if predictive and err_old > 0.0 and h_old > 0.0:
+            mult = h / h_old * (err_old / err) ** expo
+            if mult < 1.0:
+                fac *= mult
+    if fac > fac_max:
+        fac = fac_max
+    if fac < fac_min:
+        fac = fac_min
+    if rejected_last and fac > 1.0:
+        fac = 1.0
+    return fac
+
+
 @njit(**JIT)
 def hermite_coeffs(h, y0, f0, y1, f1, Q):
     """Cubic Hermite interpolant on [t0, t0+h] from y, y' at both ends into ``Q[0:4]``."""

@@ -19,7 +19,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end,
+    all_finite, dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_OBS_DT, SET_SAFETY, SET_STEP,
@@ -344,12 +344,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 break
             continue
         if err <= 1.0:
-            if err == 0.0:
-                fac = 10.0
-            else:
-                fac = min(10.0, safety * err ** -0.2)
-            if rejected_last:
-                fac = min(1.0, fac)
+            fac = step_factor(err, 0.2, safety, 0.2, 10.0, rejected_last, hs, 0.0, 0.0, False)
             if dense_needed(spec, obs_dt, t, tn, t_out, iout):
                 _dopri_dense(hs, y, f0, k3, k4, k5, k6, k7, Q)
             th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 4, t_out, Y_out, iout,
@@ -366,7 +361,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             h = min(hmax, hs * fac)
         else:
             stats[ST_REJECTED] += 1
-            h = hs * max(0.2, safety * err ** -0.2)
+            h = hs * step_factor(err, 0.2, safety, 0.2, 10.0, False, hs, 0.0, 0.0, False)
             rejected_last = True
     tstate[TS_T] = t
     tstate[TS_H] = h

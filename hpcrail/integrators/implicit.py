@@ -35,7 +35,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, rms_norm, STEP_ON, loop_gate, step_end,
+    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
@@ -44,13 +44,19 @@ from hpcrail.integrators.contract import (
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order
 from hpcrail.integrators.newton import (
-    NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, newton_solve,
+    MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, needs_factorisation,
+    newton_solve, newton_tol_err, scaled_norm,
 )
 from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_NB, SP_NC
 
-_N_SCAL = 8
+_N_SCAL = 12
 # scalar slots of the implicit one-step methods
-_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HNOM, _SC_JVALID, _SC_TPREV, _SC_HPREV = range(8)
+_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HNOM, _SC_JVALID, _SC_TPREV, _SC_HPREV, _SC_JAGE, _SC_HOLD, \
+    _SC_EOLD = range(11)
+#: step-size factors below this are not taken (keeps the step; CVODE's threshold is 1.5)
+FAC_KEEP = 1.2
+#: Gustafsson's predictive controller (else elementary) for the adaptive ESDIRK methods
+PREDICTIVE = False
 
 
 def _lsize(spec) -> int:
@@ -108,14 +114,14 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     ns = _S_TAB[scheme]
     d = A[ns - 1, ns - 1]
     adaptive = scheme >= 2
-    expo = -1.0 / (_P_TAB[scheme] + 1.0)
+    expo = 1.0 / (_P_TAB[scheme] + 1.0)
     rtol = settings[SET_RTOL]
     hmin = settings[SET_HMIN]
     hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
     safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
     max_steps = settings[SET_MAX_STEPS]
     obs_dt = settings[SET_OBS_DT]
-    tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
+    tol = newton_tol_err(settings[SET_NEWTON_TOL]) if adaptive else default_newton_tol(rtol, settings[SET_NEWTON_TOL])
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 5
     max_upd = int(settings[SET_NEWTON_JUPD])
     # ---- persistent state
@@ -140,7 +146,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     tmp = np.empty(n)
     dz = np.empty(n)
     base = np.empty(n)
-    scale = np.empty(n)
+    wt = np.empty(n)
     Ks = np.empty((4, n))
     Zs = np.empty((4, n))
     Q = np.empty((4, n))
@@ -160,6 +166,9 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         sc[_SC_ETA] = 1.0
         sc[_SC_RECOMP] = 0.0
         sc[_SC_HPREV] = 0.0
+        sc[_SC_JAGE] = 0.0
+        sc[_SC_EOLD] = 0.0
+        sc[_SC_HOLD] = 0.0
         h0 = settings[SET_STEP]
         if adaptive and h0 <= 0.0:
             h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 2.0, mass, stats)
@@ -180,8 +189,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             break
         hs, tn = step_end(t, h, t_final, not adaptive)
         c = 1.0 / (hs * d)
-        # Jacobian and iteration matrix
-        if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0:
+        # Jacobian (at the start, every MSBJ steps, on request) and iteration matrix (CVODE's rules)
+        if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
             if spec[SP_HAS_JAC] == 0:
                 rhs(t, y, params, f)
                 stats[ST_NFEV] += 1
@@ -190,8 +199,9 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             sc[_SC_CURJAC] = 1.0
             sc[_SC_RECOMP] = 0.0
             sc[_SC_LU_C] = 0.0
+            sc[_SC_JAGE] = 0.0
             jac_fresh = True
-        if abs(sc[_SC_LU_C] - c) > 1e-9 * c:
+        if (needs_factorisation(c, sc[_SC_LU_C]) if adaptive else abs(sc[_SC_LU_C] - c) > 1e-9 * c):
             if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
                 sc[_SC_LU_C] = 0.0
                 stats[ST_REJECTED] += 1
@@ -199,36 +209,53 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 h = 0.5 * hs
                 continue
             sc[_SC_LU_C] = c
+            sc[_SC_ETA] = 1.0
+        c_lu = sc[_SC_LU_C]
         for i in range(n):
-            scale[i] = atol[i] + rtolv[i] * abs(y[i])
-        for i in range(n):
+            wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
             Ks[0, i] = K0[i]
         code = NEWTON_CONVERGED
         iters_max = 0
         s_fail = 0
         for s in range(1, ns):
+            # base = y + h Σ_j a_sj K_j (row-wise passes: contiguous, vectorisable)
+            a0 = A[s, 0]
             for i in range(n):
-                acc_i = 0.0
-                for j in range(s):
-                    acc_i += A[s, j] * Ks[j, i]
-                base[i] = y[i] + hs * acc_i
-            if sc[_SC_HPREV] > 0.0:
-                # predictor: the previous step's interpolant extrapolated to the stage time
+                base[i] = a0 * Ks[0, i]
+            for j in range(1, s):
+                asj = A[s, j]
+                for i in range(n):
+                    base[i] += asj * Ks[j, i]
+            for i in range(n):
+                base[i] = y[i] + hs * base[i]
+            if s >= 2:
+                # predictor of the later stages: the cubic Hermite interpolant through (t, y, K_0) and
+                # the previous stage (t + c_{s-1} h, z_{s-1}, K_{s-1}) of this step, extrapolated
+                hg = C[s - 1] * hs
+                th2 = C[s] / C[s - 1]
+                for i in range(n):
+                    dy = Zs[s - 1, i] - y[i]
+                    q2 = 3.0 * dy - hg * (2.0 * Ks[0, i] + Ks[s - 1, i])
+                    q3 = -2.0 * dy + hg * (Ks[0, i] + Ks[s - 1, i])
+                    Zs[s, i] = ((q3 * th2 + q2) * th2 + hg * Ks[0, i]) * th2 + y[i]
+            elif sc[_SC_HPREV] > 0.0:
+                # predictor of the first implicit stage: the previous step's interpolant extrapolated to the stage time
                 th_p = (t + C[s] * hs - sc[_SC_TPREV]) / sc[_SC_HPREV]
                 for i in range(n):
                     Zs[s, i] = ((Qp[3, i] * th_p + Qp[2, i]) * th_p + Qp[1, i]) * th_p + Qp[0, i]
             else:
                 for i in range(n):
                     Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
-            code, iters, eta, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, mass, J, LU,
-                                                 piv, spec, scale, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
-                                                 ytmp, ftmp, max_upd, stats)
-            sc[_SC_ETA] = eta
+            code, iters, rate, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, c_lu, mass, J,
+                                                  LU, piv, spec, wt, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
+                                                  ytmp, ftmp, max_upd, stats)
+            sc[_SC_ETA] = rate
             if upd > 0:
                 sc[_SC_CURJAC] = 1.0
+                sc[_SC_JAGE] = 0.0
                 jac_fresh = True
-                if code == NEWTON_NONFINITE:
-                    sc[_SC_LU_C] = 0.0
+                c_lu = c
+                sc[_SC_LU_C] = c if code != NEWTON_NONFINITE else 0.0
             iters_max = max(iters_max, iters)
             if code != NEWTON_CONVERGED:
                 s_fail = s
@@ -248,7 +275,13 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 evaluate_jacobian(rhs, jac, params, ts_, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, stats)
                 sc[_SC_CURJAC] = 1.0
                 sc[_SC_LU_C] = 0.0
+                sc[_SC_JAGE] = 0.0
                 jac_fresh = True
+                continue
+            if c_lu != c and code != NEWTON_NONFINITE:
+                # old factors: refactorise at this step size before cutting the step
+                sc[_SC_LU_C] = 0.0
+                c_lu = 0.0
                 continue
             jac_fresh = False
             newton_failed = True
@@ -260,33 +293,36 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             continue
         y1 = Zs[ns - 1]
         fac = 1.0
+        err = 0.0
         if adaptive:
             for i in range(n):
-                e = 0.0
-                for s in range(ns):
-                    e += E[s] * Ks[s, i]
-                dz[i] = hs * e * mass[i] * c
+                dz[i] = E[0] * Ks[0, i]
+            for s in range(1, ns):
+                es = E[s]
+                for i in range(n):
+                    dz[i] += es * Ks[s, i]
+            for i in range(n):
+                dz[i] = hs * dz[i] * mass[i] * c_lu
             solve_state_order(LU, spec, piv, dz, tmp)
             for i in range(n):
-                scale[i] = atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i]))
-            err = rms_norm(dz, scale)
+                wt[i] = 1.0 / (atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i])))
+            err = scaled_norm(dz, 1.0, wt)
             if not math.isfinite(err):
                 err = 1e10
+            fac = step_factor(err, expo, safety, 0.2, 5.0, rejected_last, hs, sc[_SC_HOLD], sc[_SC_EOLD],
+                              PREDICTIVE)
             if err > 1.0:
                 stats[ST_REJECTED] += 1
-                h = hs * max(0.2, safety * err ** expo)
+                h = hs * fac
                 rejected_last = True
                 newton_failed = False
                 continue
-            fac = 5.0 if err == 0.0 else min(5.0, safety * err ** expo)
-            if rejected_last:
-                fac = min(1.0, fac)
-            if fac < 1.2:
+            if fac < FAC_KEEP:
                 fac = 1.0
         # accept (the interpolant also predicts the next step's stages)
         hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
-        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
-                         acc, stats, ytmp, gtmp, roots)
+        th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout,
+                         ev_out, acc, stats, ytmp, gtmp, roots)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0
@@ -299,10 +335,13 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 Qp[k, i] = Q[k, i]
         sc[_SC_TPREV] = t
         sc[_SC_HPREV] = hs
+        sc[_SC_HOLD] = hs
+        sc[_SC_EOLD] = max(err, 1e-4)
+        sc[_SC_JAGE] += 1.0
         t = tn
         sc[_SC_CURJAC] = 0.0
         jac_fresh = False
-        if iters_max > 2 and sc[_SC_ETA] > 1e-3:
+        if not adaptive and iters_max > 2 and sc[_SC_ETA] > 1e-3:
             sc[_SC_RECOMP] = 1.0
         rejected_last = False
         newton_failed = False

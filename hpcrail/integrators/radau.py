@@ -26,7 +26,9 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.common import EPS, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end
+from hpcrail.integrators.common import (
+    EPS, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end, step_factor,
+)
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
     SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
@@ -156,17 +158,6 @@ def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pi
         nrm_old = max(nrm, EPS)
         kk += 1
     return False, it, eta, False, upd
-
-
-@njit(inline="always", **JIT)
-def _predict_factor(h, h_old, err, err_old):
-    if err_old <= 0.0 or h_old <= 0.0 or err == 0.0:
-        mult = 1.0
-    else:
-        mult = h / h_old * (err_old / err) ** 0.25
-    if err == 0.0:
-        return 1e300
-    return min(1.0, mult) * err ** -0.25
 
 
 @njit(**JIT)
@@ -350,10 +341,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 err_norm = rms_norm(err, scale)
             if not (err_norm <= 1.0):
                 stats[ST_REJECTED] += 1
-                fac = 0.2
-                if err_norm == err_norm:
-                    fac = max(0.2, safety * _predict_factor(hs, h_old, err_norm, err_old))
-                h = hs * fac
+                h = hs * step_factor(err_norm, 0.25, safety, 0.2, 10.0, False, hs, h_old, err_old, True)
                 rejected = True
                 continue
             accepted = True
@@ -364,7 +352,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 status = STEP_UNDERFLOW
             break
         recompute = iters > 2 and sc[_SC_ETA] > 1e-3
-        factor = min(10.0, safety * _predict_factor(hs, h_old, err_norm, err_old))
+        factor = step_factor(err_norm, 0.25, safety, 0.2, 10.0, False, hs, h_old, err_old, True)
         if not recompute and factor < 1.2:
             factor = 1.0
         # dense output of this step: y(t + x hs) = y + Σ_m (Z P)[:, m] x^{m+1}

@@ -30,6 +30,9 @@ class MethodInfo:
     implicit: bool = False    #: uses the Jacobian / Newton machinery (accepts a mass matrix)
     options: dict = dataclasses.field(default_factory=dict)  #: name -> :class:`Option`
     source: str = ""
+    #: methods run by an external library instead of a numba kernel (``kernel`` is None):
+    #: ``external(problem, t_out, t_final, **integrate_kwargs) -> Solution`` (see ``integrators/cvode.py``)
+    external: Callable | None = None
 
 
 _REGISTRY: dict[str, MethodInfo] = {}
@@ -73,14 +76,33 @@ def _resolve(ref: str) -> Callable:
     module, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module), attr)
 
-
 def _register_builtin() -> None:
-    """Bind every catalogue entry to its kernel; an entry whose kernel does not exist fails here."""
+    """Bind every catalogue entry to its kernel (or, for a library-driven method, its runner); an entry
+    whose kernel does not exist fails here."""
     for spec in METHODS.values():
-        register(MethodInfo(spec.name, _resolve(spec.kernel), adaptive=spec.adaptive, order=spec.order,
-                            state_size=_resolve(spec.state_size), description=spec.description,
-                            implicit=spec.implicit, options=dict(spec.options), source=spec.source),
+        register(MethodInfo(spec.name, _resolve(spec.kernel) if spec.kernel else None, adaptive=spec.adaptive,
+                            order=spec.order,
+                            state_size=_resolve(spec.state_size) if spec.state_size else _no_state,
+                            description=spec.description, implicit=spec.implicit, options=dict(spec.options),
+                            source=spec.source, external=_resolve(spec.external) if spec.external else None),
                  aliases=spec.aliases)
+
+
+def _no_state(n: int, spec) -> int:
+    """Solver-state size of a library-driven method (it keeps its own state)."""
+    return 0
+
+
+def run_cvode(problem, t_out, t_final, *, options=None, extra_settings=None, **kw):
+    """:func:`hpcrail.integrators.cvode.integrate_cvode` with hpcrail's option names (the ``external``
+    runner of the catalogue entry ``cvode``)."""
+    from hpcrail.integrators.cvode import integrate_cvode
+
+    opts = dict(options or {})
+    kw.pop("n_chunks", None)
+    return integrate_cvode(problem, t_out, t_final, max_order=int(opts.get("max_order", 5)),
+                           stability_limit_detection=bool(opts.get("stability_limit_detection", 0)),
+                           max_nonlin_iters=int(opts.get("max_nonlin_iters", 3)), **kw)
 
 
 _register_builtin()
