@@ -128,7 +128,7 @@ def _catalogue() -> list[MethodSpec]:
                                    "max_nonlin_iters": Option(2, 3.0, 1.0, 20.0, "Newton iterations per step "
                                                               "before a convergence failure")},
                           source="Hindmarsh et al. 2005 (SUNDIALS); Byrne & Hindmarsh 1975",
-                          aliases=("sundials", "cvode_bdf"), external="hpcrail.integrators.registry:run_cvode"))
+                          aliases=("sundials", "cvode_bdf"), external="hpcrail.integrators.cvode:run_cvode"))
     return out
 
 

@@ -515,3 +515,17 @@ def _free(lib: _Lib, h: dict) -> None:
 
 
 assert N_STATS == len(STAT_NAMES)
+
+
+def run_cvode(problem, t_out, t_final, *, options=None, extra_settings=None, **kw):
+    """:func:`integrate_cvode` with hpcrail's option names: the ``external`` runner of the catalogue entry
+    ``cvode`` (:mod:`hpcrail.config.integrator`), called by :func:`hpcrail.integrators.integrate`.
+
+    ``options``: ``max_order`` (1-5), ``stability_limit_detection`` (0/1), ``max_nonlin_iters``; the other
+    keyword arguments are :func:`integrate_cvode`'s.  Raises what :func:`integrate_cvode` raises (a missing
+    SUNDIALS library, events, a mass matrix)."""
+    opts = dict(options or {})
+    kw.pop("n_chunks", None)
+    return integrate_cvode(problem, t_out, t_final, max_order=int(opts.get("max_order", 5)),
+                           stability_limit_detection=bool(opts.get("stability_limit_detection", 0)),
+                           max_nonlin_iters=int(opts.get("max_nonlin_iters", 3)), **kw)

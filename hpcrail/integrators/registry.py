@@ -76,6 +76,7 @@ def _resolve(ref: str) -> Callable:
     module, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module), attr)
 
+
 def _register_builtin() -> None:
     """Bind every catalogue entry to its kernel (or, for a library-driven method, its runner); an entry
     whose kernel does not exist fails here."""
@@ -84,25 +85,23 @@ def _register_builtin() -> None:
                             order=spec.order,
                             state_size=_resolve(spec.state_size) if spec.state_size else _no_state,
                             description=spec.description, implicit=spec.implicit, options=dict(spec.options),
-                            source=spec.source, external=_resolve(spec.external) if spec.external else None),
+                            source=spec.source, external=_lazy(spec.external) if spec.external else None),
                  aliases=spec.aliases)
+
+
+def _lazy(ref: str) -> Callable:
+    """A runner imported on its first call (library-driven methods load their module only when used)."""
+
+    def run(*args, **kw):
+        return _resolve(ref)(*args, **kw)
+
+    run.__qualname__ = run.__name__ = ref
+    return run
 
 
 def _no_state(n: int, spec) -> int:
     """Solver-state size of a library-driven method (it keeps its own state)."""
     return 0
-
-
-def run_cvode(problem, t_out, t_final, *, options=None, extra_settings=None, **kw):
-    """:func:`hpcrail.integrators.cvode.integrate_cvode` with hpcrail's option names (the ``external``
-    runner of the catalogue entry ``cvode``)."""
-    from hpcrail.integrators.cvode import integrate_cvode
-
-    opts = dict(options or {})
-    kw.pop("n_chunks", None)
-    return integrate_cvode(problem, t_out, t_final, max_order=int(opts.get("max_order", 5)),
-                           stability_limit_detection=bool(opts.get("stability_limit_detection", 0)),
-                           max_nonlin_iters=int(opts.get("max_nonlin_iters", 3)), **kw)
 
 
 _register_builtin()
