@@ -205,35 +205,39 @@ def polach(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin, V):
     sc = math.sqrt(xi_x * xi_x + syc * syc)
     if sc == 0.0:
         return 0.0, 0.0, 0.0
-    mu = Pp.mu0 * ((1.0 - Pp.A) * math.exp(-Pp.B * V * sc) + Pp.A)
+    mu = Pp.mu0
+    if Pp.A != 1.0:
+        mu = Pp.mu0 * ((1.0 - Pp.A) * math.exp(-Pp.B * V * sc) + Pp.A)
     if s > 0.0:
-        cjj = math.sqrt((C11 * xi_x / s) ** 2 + (C22 * xi_y / s) ** 2)
+        cjj = math.sqrt(C11 * C11 * xi_x * xi_x + C22 * C22 * xi_y * xi_y) / s
     else:
         cjj = C22
     eps = 0.25 * G * math.pi * a * b * cjj * sc / (Q * mu)
     ka = Pp.kA * eps
     F = 2.0 * Q * mu / math.pi * (ka / (1.0 + ka * ka) + math.atan(Pp.kS * eps))
-    Fx = -F * xi_x / sc
-    Fy = -F * xi_y / sc
+    isc = 1.0 / sc
+    Fx = -F * xi_x * isc
+    Fy = -F * xi_y * isc
     # spin contribution to the lateral force (Polach 1999)
     fe = 1.0 + 6.3 * (1.0 - math.exp(-a / b))
-    epsM = 8.0 / 3.0 * G * b * math.sqrt(a * b) * C23 * abs(syc) / (Q * mu * fe)
+    sab = math.sqrt(a * b)
+    epsM = 8.0 / 3.0 * G * b * sab * C23 * abs(syc) / (Q * mu * fe)
     e2 = epsM * epsM
     dM = (e2 - 1.0) / (e2 + 1.0)
     om = 1.0 - dM * dM
     KM = abs(epsM) * (dM ** 3 / 3.0 - 0.5 * dM * dM + 1.0 / 6.0) - math.sqrt(om * om * om) / 3.0
-    FyS = -9.0 / 16.0 * a * Q * mu * KM * fe * spin / sc
+    FyS = -9.0 / 16.0 * a * Q * mu * KM * fe * spin * isc
     Fy -= FyS
     # spin moment: Kalker linear theory scaled by the saturation of the creep force
     c2 = a * b
-    c3 = c2 * math.sqrt(c2)
+    c3 = c2 * sab
     flx = G * c2 * C11 * xi_x
     fly = G * c2 * C22 * xi_y + G * c3 * C23 * spin
-    flin = math.sqrt(flx * flx + fly * fly)
-    ftot = math.sqrt(Fx * Fx + Fy * Fy)
-    sat = ftot / flin if flin > 0.0 else 1.0
+    flin2 = flx * flx + fly * fly
+    sat = math.sqrt((Fx * Fx + Fy * Fy) / flin2) if flin2 > 0.0 else 1.0
     if sat > 1.0:
         sat = 1.0
-    c33g = 32.0 / (15.0 * math.pi) * G * C23 * math.sqrt(a) * b ** 3.5
+    c33g = 32.0 / (15.0 * math.pi) * G * C23 * sab * b * b * b
     Mz = sat * (G * c3 * C23 * xi_y - c33g * spin)
     return Fx, Fy, Mz
+

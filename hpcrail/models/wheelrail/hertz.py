@@ -120,8 +120,73 @@ def hertz_ellipse(H, A, B, N):
     KH = 1.0 / (H.c3 * r ** 1.5 * math.sqrt(s))
     if N <= 0.0:
         return 0.0, 0.0, 0.0, KH
-    c = (H.c3 * N / s) ** (1.0 / 3.0)
-    delta = r * (H.c3 * H.c3 * N * N * s) ** (1.0 / 3.0)
+    c = np.cbrt(H.c3 * N / s)
+    delta = r * np.cbrt(H.c3 * H.c3 * N * N * s)
     if a_ <= b_:  # major axis along the rolling direction
         return m * c, n * c, delta, KH
     return n * c, m * c, delta, KH
+
+
+# ------------------------------------------------------------------------------------------ fused table
+
+class ContactCoefParams(NamedTuple):
+    """Hertz semi-axis coefficients and Kalker coefficients tabulated together on ln(B/A) = lo + k·d
+    (k = 0..n-1), so that one logarithm and one cube root give a, b, C11, C22, C23 on-line.
+
+    ``tab`` float64[n, 5], columns (ma, mb, C11, C22, C23): a = ma·c (rolling direction), b = mb·c with
+    c = (c3 N/(A+B))^(1/3), and the Kalker coefficients at that a/b (clamped to the table range 0.1..10);
+    ``c3`` = 3(1-ν²)/(2E) [1/Pa].  One array keeps the argument small for the kernels.
+    """
+
+    n: int
+    lo: float
+    d: float
+    tab: np.ndarray
+    c3: float
+
+
+def contact_coef_params(E: float = 2.1e11, nu: float = 0.28, ratio_max: float = 1e6, n_half: int = 3000):
+    """Build the fused Hertz/Kalker table for material (E [Pa], ν)."""
+    from hpcrail.models.wheelrail.creep import kalker_coefficients, kalker_params
+
+    Hp = hertz_params(E, nu, ratio_max, n_half + 1)
+    Kc = kalker_params(nu)
+    lr = np.linspace(-math.log(ratio_max), math.log(ratio_max), 2 * n_half + 1)
+    tab = np.empty((lr.size, 5))
+    for i, v in enumerate(lr):
+        j = min(int(round(abs(v) / Hp.d)), Hp.n - 1)
+        m, nn = Hp.m[j], Hp.nn[j]
+        ma, mb = (m, nn) if v >= 0.0 else (nn, m)  # B >= A: major axis in the rolling direction
+        tab[i, 0], tab[i, 1] = ma, mb
+        tab[i, 2:] = kalker_coefficients(Kc, ma / mb)
+    return ContactCoefParams(n=lr.size, lo=float(lr[0]), d=float(lr[1] - lr[0]), tab=np.ascontiguousarray(tab),
+                             c3=Hp.c3)
+
+
+@njit(**JIT_NRT_FREE)
+def hertz_kalker(HK, A, B, N):
+    """Semi-axes a (rolling), b (lateral) [m] and Kalker C11, C22, C23 for curvature sums A, B [1/m] and
+    normal load N [N], from the fused table (one log, one cube root).  N <= 0 gives a = b = 0."""
+    a_ = max(A, CURV_MIN)
+    b_ = max(B, CURV_MIN)
+    u = (math.log(b_ / a_) - HK.lo) / HK.d
+    if u <= 0.0:
+        i = 0
+        w = 0.0
+    elif u >= HK.n - 1:
+        i = HK.n - 2
+        w = 1.0
+    else:
+        i = int(u)
+        w = u - i
+    t0 = HK.tab[i]
+    t1 = HK.tab[i + 1]
+    ma = t0[0] + w * (t1[0] - t0[0])
+    mb = t0[1] + w * (t1[1] - t0[1])
+    c11 = t0[2] + w * (t1[2] - t0[2])
+    c22 = t0[3] + w * (t1[3] - t0[3])
+    c23 = t0[4] + w * (t1[4] - t0[4])
+    if N <= 0.0:
+        return 0.0, 0.0, c11, c22, c23
+    c = np.cbrt(HK.c3 * N / (a_ + b_))
+    return ma * c, mb * c, c11, c22, c23

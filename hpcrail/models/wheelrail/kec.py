@@ -40,7 +40,7 @@ from numba import njit
 from hpcrail._numba import JIT_NRT_FREE
 from hpcrail.models.wheelrail import layout as L
 from hpcrail.models.wheelrail.geometry import ContactSolver, kec_coordinates, kec_node_newton
-from hpcrail.models.wheelrail.interp import hermite3, hermite5
+from hpcrail.models.wheelrail.interp import grid_cell, hermite5
 
 #: contact quantities stored per KEC node (left-wheel form): wheel and rail coordinates, rolling radius,
 #: wheel-frame contact angle, Hertz curvature sums
@@ -52,8 +52,8 @@ class KecParams(NamedTuple):
     """KEC tables for the numba kernels (SI units, left-wheel form; right wheel mirrored).
 
     Grid: ``n`` nodes from ``k0`` with step ``dk`` [m].  ``f, f1, f2`` float64[n]: regularised equivalent
-    profile and its derivatives.  ``q, dq`` float64[NQ, n]: contact quantities (:data:`QUANTITIES`) and their
-    slopes.  Bands (``nb`` of them): ``lo, hi`` float64[nb] [m], ``qa, qb`` float64[nb, NQ] the contacts A
+    profile and its derivatives.  ``q, dq`` float64[n, NQ]: contact quantities (:data:`QUANTITIES`) and their
+    slopes, stored node-major as float64[n, NQ].  Bands (``nb`` of them): ``lo, hi`` float64[nb] [m], ``qa, qb`` float64[nb, NQ] the contacts A
     (tread end, at ``hi``) and B (flange start, at ``lo``).  ``r0, L_w`` [m].
     """
 
@@ -244,7 +244,7 @@ def kec_params(ds: xr.Dataset) -> KecParams:
     return KecParams(
         n=int(k.size), k0=float(k[0]), dk=float(k[1] - k[0]),
         f=c(ds["f"].values, dtype=float), f1=c(ds["f1"].values, dtype=float), f2=c(ds["f2"].values, dtype=float),
-        q=c(ds["q"].values, dtype=float), dq=c(ds["dq"].values, dtype=float), nb=nb,
+        q=c(ds["q"].values.T, dtype=float), dq=c(ds["dq"].values.T, dtype=float), nb=nb,
         lo=c(ds["band_lo"].values.reshape(nb), dtype=float), hi=c(ds["band_hi"].values.reshape(nb), dtype=float),
         qa=c(ds["band_qa"].values.reshape(nb, NQ), dtype=float),
         qb=c(ds["band_qb"].values.reshape(nb, NQ), dtype=float),
@@ -263,17 +263,15 @@ def smoothstep5(t):
     return t * t * t * (10.0 + t * (-15.0 + 6.0 * t))
 
 
-@njit(**JIT_NRT_FREE)
+@njit(inline="always", **JIT_NRT_FREE)
 def kec_profile(K, kappa):
     """Regularised equivalent profile at the left-wheel-form KEC coordinate κ [m]: (f, f', f'')."""
     return hermite5(K.f, K.f1, K.f2, K.n, K.k0, K.dk, kappa)
 
 
-@njit(**JIT_NRT_FREE)
-def _write_record(out, base, sigma, phi, wgt, u, v, h, gw, A, B, L_w):
-    ps = sigma * phi
-    c = math.cos(ps)
-    s = math.sin(ps)
+@njit(inline="always", **JIT_NRT_FREE)
+def _write_record(out, base, sigma, ps, cps, sps, wgt, u, v, h, gw, A, B, L_w):
+    """Contact record (layout.C_*) from left-form quantities; ps = σφ, cps, sps its cosine and sine."""
     a = L_w + u
     b = -h
     out[base + L.C_W] = wgt
@@ -283,38 +281,51 @@ def _write_record(out, base, sigma, phi, wgt, u, v, h, gw, A, B, L_w):
     out[base + L.C_GAMMA] = gw + ps
     out[base + L.C_A] = A
     out[base + L.C_B] = B
-    out[base + L.C_DY] = sigma * (c * a - s * b)
-    out[base + L.C_DZ] = s * a + c * b
+    out[base + L.C_DY] = sigma * (cps * a - sps * b)
+    out[base + L.C_DZ] = sps * a + cps * b
     out[base + L.C_DELTA] = 0.0
     out[base + L.C_DDY] = 0.0
     out[base + L.C_DDZ] = 0.0
     out[base + L.C_DDPHI] = 0.0
 
 
-@njit(**JIT_NRT_FREE)
-def kec_contact(K, kappa, sigma, phi, out, base1, base2):
+@njit(inline="always", **JIT_NRT_FREE)
+def kec_contact(K, kappa, sigma, ps, cps, sps, out, base1, base2):
     """Contact records of one wheel at left-wheel-form KEC coordinate κ: primary record at ``base1``,
-    secondary (flange-start contact B of a regularisation band, weight w) at ``base2``.  Returns w."""
+    secondary (flange-start contact B of a regularisation band, weight w) at ``base2``; ps = σφ with its
+    cosine and sine.  Returns w."""
     for b in range(K.nb):
         if kappa >= K.lo[b] and kappa <= K.hi[b]:
             w = smoothstep5((K.hi[b] - kappa) / (K.hi[b] - K.lo[b]))
-            _write_record(out, base1, sigma, phi, 1.0 - w, K.qa[b, 0], K.qa[b, 1], K.qa[b, 2], K.qa[b, 3],
-                          K.qa[b, 4], K.qa[b, 5], K.L_w)
-            _write_record(out, base2, sigma, phi, w, K.qb[b, 0], K.qb[b, 1], K.qb[b, 2], K.qb[b, 3],
-                          K.qb[b, 4], K.qb[b, 5], K.L_w)
+            qa = K.qa[b]
+            qb = K.qb[b]
+            _write_record(out, base1, sigma, ps, cps, sps, 1.0 - w, qa[0], qa[1], qa[2], qa[3], qa[4], qa[5], K.L_w)
+            _write_record(out, base2, sigma, ps, cps, sps, w, qb[0], qb[1], qb[2], qb[3], qb[4], qb[5], K.L_w)
             return w
-    u = hermite3(K.q[0], K.dq[0], K.n, K.k0, K.dk, kappa)[0]
-    v = hermite3(K.q[1], K.dq[1], K.n, K.k0, K.dk, kappa)[0]
-    h = hermite3(K.q[2], K.dq[2], K.n, K.k0, K.dk, kappa)[0]
-    gw = hermite3(K.q[3], K.dq[3], K.n, K.k0, K.dk, kappa)[0]
-    A = hermite3(K.q[4], K.dq[4], K.n, K.k0, K.dk, kappa)[0]
-    B = hermite3(K.q[5], K.dq[5], K.n, K.k0, K.dk, kappa)[0]
-    _write_record(out, base1, sigma, phi, 1.0, u, v, h, gw, A, B, K.L_w)
-    _write_record(out, base2, sigma, phi, 0.0, u, v, h, gw, A, B, K.L_w)
+    i, t = grid_cell(K.n, K.k0, K.dk, kappa)
+    h = K.dk
+    t2 = t * t
+    t3 = t2 * t
+    h00 = 2.0 * t3 - 3.0 * t2 + 1.0
+    h10 = (t3 - 2.0 * t2 + t) * h
+    h01 = -2.0 * t3 + 3.0 * t2
+    h11 = (t3 - t2) * h
+    q0 = K.q[i]
+    q1 = K.q[i + 1]
+    d0 = K.dq[i]
+    d1 = K.dq[i + 1]
+    u = h00 * q0[0] + h10 * d0[0] + h01 * q1[0] + h11 * d1[0]
+    v = h00 * q0[1] + h10 * d0[1] + h01 * q1[1] + h11 * d1[1]
+    hh = h00 * q0[2] + h10 * d0[2] + h01 * q1[2] + h11 * d1[2]
+    gw = h00 * q0[3] + h10 * d0[3] + h01 * q1[3] + h11 * d1[3]
+    A = h00 * q0[4] + h10 * d0[4] + h01 * q1[4] + h11 * d1[4]
+    B = h00 * q0[5] + h10 * d0[5] + h01 * q1[5] + h11 * d1[5]
+    _write_record(out, base1, sigma, ps, cps, sps, 1.0, u, v, hh, gw, A, B, K.L_w)
+    _write_record(out, base2, sigma, ps, cps, sps, 0.0, u, v, hh, gw, A, B, K.L_w)
     return 0.0
 
 
-@njit(**JIT_NRT_FREE)
+@njit(inline="always", **JIT_NRT_FREE)
 def _kec_solve_dir(a1, b1, a2, b2, c3, d3, c4, d4, r1, r2, r3, r4):
     """Solve the eq-22 Jacobian system J·d = r by elimination (J rows: [0, a1, b1, 0], [0, a2, 0, b2],
     [1, c3, d3, 0], [1, c4, 0, d4]; unknowns z, φ, s_l, s_r)."""
@@ -358,17 +369,25 @@ def kec_wheelset(K, y, irr, rates, x, out):
     it = 0
     conv = False
     fl = fl1 = fl2 = fr = fr1 = fr2 = 0.0
+    a1 = b1 = a2 = b2 = c3 = d3 = c4 = d4 = 0.0
     for it in range(1, 31):
         fl, fl1, fl2 = kec_profile(K, sl)
         fr, g1, g2 = kec_profile(K, -sr)
         fr1 = -g1
         fr2 = g2
-        r1 = y + sl + phi * (r0 + fl) - yl
-        r2 = y + sr + phi * (r0 + fr) - yr
-        r3 = z + phi * (Lw + sl) - fl - r0 - zl
-        r4 = z + phi * (-Lw + sr) - fr - r0 - zr
-        dz, dphi, dsl, dsr = _kec_solve_dir(r0 + fl, 1.0 + phi * fl1, r0 + fr, 1.0 + phi * fr1, Lw + sl,
-                                            phi - fl1, -Lw + sr, phi - fr1, r1, r2, r3, r4)
+        a1 = r0 + fl
+        b1 = 1.0 + phi * fl1
+        a2 = r0 + fr
+        b2 = 1.0 + phi * fr1
+        c3 = Lw + sl
+        d3 = phi - fl1
+        c4 = -Lw + sr
+        d4 = phi - fr1
+        r1 = y + sl + phi * a1 - yl
+        r2 = y + sr + phi * a2 - yr
+        r3 = z + phi * c3 - a1 - zl
+        r4 = z + phi * c4 - a2 - zr
+        dz, dphi, dsl, dsr = _kec_solve_dir(a1, b1, a2, b2, c3, d3, c4, d4, r1, r2, r3, r4)
         z -= dz
         phi -= dphi
         sl -= dsl
@@ -376,22 +395,11 @@ def kec_wheelset(K, y, irr, rates, x, out):
         if abs(dz) + abs(dsl) + abs(dsr) + abs(dphi) * Lw < 1e-13:
             conv = True
             break
-    fl, fl1, fl2 = kec_profile(K, sl)
-    fr, g1, g2 = kec_profile(K, -sr)
-    fr1 = -g1
-    fr2 = g2
+    # the Jacobian of the last iteration is used for the derivatives (the step was below 1e-13 m)
     x[0] = z
     x[1] = phi
     x[2] = sl
     x[3] = sr
-    a1 = r0 + fl
-    b1 = 1.0 + phi * fl1
-    a2 = r0 + fr
-    b2 = 1.0 + phi * fr1
-    c3 = Lw + sl
-    d3 = phi - fl1
-    c4 = -Lw + sr
-    d4 = phi - fr1
     out[L.Z] = z
     out[L.PHI] = phi
     out[L.SK_L] = sl
@@ -436,6 +444,8 @@ def kec_wheelset(K, y, irr, rates, x, out):
     out[L.CZ] = -cz
     out[L.CPHI] = -cp
     out[L.ITER] = it if conv else -it
-    kec_contact(K, sl, 1.0, phi, out, L.L_PRIMARY, L.L_SECONDARY)
-    kec_contact(K, -sr, -1.0, phi, out, L.R_PRIMARY, L.R_SECONDARY)
+    cph = math.cos(phi)
+    sph = math.sin(phi)
+    kec_contact(K, sl, 1.0, phi, cph, sph, out, L.L_PRIMARY, L.L_SECONDARY)
+    kec_contact(K, -sr, -1.0, -phi, cph, -sph, out, L.R_PRIMARY, L.R_SECONDARY)
     return it if conv else -it

@@ -49,6 +49,8 @@ IQ = {name: i for i, name in enumerate(QUANTITIES)}
 TREAD0 = (4, 10)     # first tread quantity of the left / right wheel
 DELTA = (16, 17)
 FLANGE0 = (18, 24)
+#: flange records carry their geometry only when the tabulated indentation exceeds this [m] (-2 mm)
+FLANGE_GEOMETRY_BELOW = -2e-3
 
 
 class LutParams(NamedTuple):
@@ -401,20 +403,25 @@ def lut_wheelset(T, y, irr, rates, zphi, out):
     pa = zphi[1] if zphi[1] == zphi[1] else phi
     w0 = 1.0 - s
     w1 = s
+    cph = math.cos(pa)
+    sph = math.sin(pa)
     for wheel in range(2):
         sigma = 1.0 if wheel == 0 else -1.0
+        ps = sigma * pa
+        sps = sigma * sph
         base_t = L.L_PRIMARY if wheel == 0 else L.R_PRIMARY
         base_f = L.L_SECONDARY if wheel == 0 else L.R_SECONDARY
         q0 = TREAD0[wheel]
         vals = _interp_group(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, q0)
-        _record(out, base_t, sigma, pa, 1.0, vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], T.L_w)
-        qd = DELTA[wheel]
-        dlt = (w0 * (h00 * T.V[ix, iy, qd] + h10 * T.D[ix, iy, qd] + h01 * T.V[ix, iy + 1, qd]
-                     + h11 * T.D[ix, iy + 1, qd])
-               + w1 * (h00 * T.V[ix1, iy, qd] + h10 * T.D[ix1, iy, qd] + h01 * T.V[ix1, iy + 1, qd]
-                       + h11 * T.D[ix1, iy + 1, qd]))
+        _record(out, base_t, sigma, ps, cph, sps, 1.0, vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], T.L_w)
+        dlt = _ih(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, DELTA[wheel])
+        if dlt < FLANGE_GEOMETRY_BELOW:
+            # flange far from the rail: no penalty force; only the (negative) indentation is reported
+            _record(out, base_f, sigma, ps, cph, sps, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, T.L_w)
+            out[base_f + L.C_DELTA] = dlt
+            continue
         fv = _interp_group(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, FLANGE0[wheel])
-        _record(out, base_f, sigma, pa, 0.0, fv[0], fv[1], fv[2], fv[3], fv[4], fv[5], T.L_w)
+        _record(out, base_f, sigma, ps, cph, sps, 0.0, fv[0], fv[1], fv[2], fv[3], fv[4], fv[5], T.L_w)
         # partial derivatives of the indentation at fixed contact points (envelope theorem), track frame
         gam = out[base_f + L.C_GAMMA]
         dYc = out[base_f + L.C_DY]
@@ -450,10 +457,7 @@ def _ih(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, q):
 
 
 @njit(inline="always", **JIT_NRT_FREE)
-def _record(out, base, sigma, phi, wgt, u, v, h, gw, A, B, L_w):
-    ps = sigma * phi
-    c = math.cos(ps)
-    s = math.sin(ps)
+def _record(out, base, sigma, ps, cps, sps, wgt, u, v, h, gw, A, B, L_w):
     a = L_w + u
     b = -h
     out[base + L.C_W] = wgt
@@ -463,8 +467,8 @@ def _record(out, base, sigma, phi, wgt, u, v, h, gw, A, B, L_w):
     out[base + L.C_GAMMA] = gw + ps
     out[base + L.C_A] = A
     out[base + L.C_B] = B
-    out[base + L.C_DY] = sigma * (c * a - s * b)
-    out[base + L.C_DZ] = s * a + c * b
+    out[base + L.C_DY] = sigma * (cps * a - sps * b)
+    out[base + L.C_DZ] = sps * a + cps * b
     out[base + L.C_DELTA] = 0.0
     out[base + L.C_DDY] = 0.0
     out[base + L.C_DDZ] = 0.0
