@@ -37,7 +37,8 @@ class ProfileSource(Strict):
         "field", description="direction of positive lateral coordinates in the file (left-wheel view)")
     vertical_positive: Literal["down", "up"] = Field(
         "down", description="wheel: 'down' = grows with the radius (S1002 tables); rail: 'down' = depth")
-    smoothing_rms_mm: float = Field(0.001, ge=0.0, description="RMS deviation of the smoothing spline")
+    smoothing_rms_mm: float = Field(0.0001, ge=0.0, description="RMS deviation of the smoothing spline "
+                                    "(0.1 µm for exact profile data; raise it to the noise of measured profiles)")
     max_slope_deg: float = Field(80.0, gt=10.0, lt=90.0, description="steeper parts are trimmed")
 
 

@@ -182,19 +182,31 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
     f_rigid = f.copy()
     f1_rigid = f1.copy()
     f2_rigid = f2.copy()
-    # 4. bands snapped to nodes, merged when they overlap
+    # 4. bands snapped outward to nodes; neighbouring bands that would overlap share one node between
+    #    their jumps (merged only when no node lies between the two jumps)
     bands = []
     for j in sorted(jumps, key=lambda d: d["kappa"]):
-        lo = int(math.floor((j["kappa"] - flange_band - s_min) / s_step + 1e-9))
-        hi = int(math.ceil((j["kappa"] + tread_band - s_min) / s_step - 1e-9))
-        lo, hi = max(lo, 0), min(hi, n - 1)
-        if bands and lo <= bands[-1][1]:
-            bands[-1][1] = max(hi, bands[-1][1])
-            bands[-1][2].append(j)
-        else:
-            bands.append([lo, hi, [j]])
+        raw_lo, raw_hi = j["kappa"] - flange_band, j["kappa"] + tread_band
+        lo = max(int(math.floor((raw_lo - s_min) / s_step + 1e-9)), 0)
+        hi = min(int(math.ceil((raw_hi - s_min) / s_step - 1e-9)), n - 1)
+        jn = (j["kappa"] - s_min) / s_step
+        if bands and lo < bands[-1][1]:
+            prev = bands[-1]
+            pj = (prev[2][-1]["kappa"] - s_min) / s_step
+            cand = [m for m in range(int(math.floor(pj)) + 1, int(math.ceil(jn))) if pj < m < jn]
+            if cand:
+                mid = 0.5 * ((prev[3] - s_min) / s_step + (raw_lo - s_min) / s_step)
+                m = min(cand, key=lambda c: abs(c - mid))
+                prev[1] = m
+                lo = m
+            else:
+                prev[1] = max(hi, prev[1])
+                prev[2].append(j)
+                prev[3] = raw_hi
+                continue
+        bands.append([lo, hi, [j], raw_hi])
     in_band = np.zeros(n, dtype=np.int64) - 1
-    for b, (lo, hi, js) in enumerate(bands):
+    for b, (lo, hi, js, _) in enumerate(bands):
         inner = np.arange(lo + 1, hi)
         v, d1, d2 = _quintic_bridge(kap[lo], kap[hi], (f[lo], f1[lo], f2[lo]), (f[hi], f1[hi], f2[hi]), kap[inner])
         f[inner], f1[inner], f2[inner] = v, d1, d2

@@ -36,9 +36,20 @@ def cache_root() -> Path:
     return root / "wheelrail"
 
 
+def builder_digest() -> str:
+    """SHA-256 of the wheel/rail modules' sources: tables built by other code are never reused."""
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def table_key(wheel: Profile, rail: Profile, placement: Placement, cfg: ProfilePairConfig) -> str:
-    """Cache key of the tables of a profile pair (16 hex characters)."""
+    """Cache key of the tables of a profile pair (16 hex characters): profiles, placement, grids and the
+    builder sources."""
     h = hashlib.sha256(TABLE_VERSION.encode())
+    h.update(builder_digest().encode())
     h.update(wheel.digest().encode())
     h.update(rail.digest().encode())
     h.update(json.dumps(dataclasses.asdict(placement), sort_keys=True).encode())
