@@ -23,7 +23,7 @@ NAN = float("nan")
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     cfg, doc = load_profile_pair(PAIR)
-    cache = tmp_path_factory.getbasetemp() / "wheelrail_cache"
+    cache = tmp_path_factory.getbasetemp() / "hpcrail_cache" / "wheelrail"
     return contact_tables(cfg, doc, cache_dir=cache)
 
 
@@ -266,7 +266,7 @@ def test_kec_wheelset_is_mirror_symmetric(tables):
 def test_tables_cache_round_trip(tables, tmp_path_factory):
     """A second call loads the stored zarr tables (same key) with identical arrays."""
     cfg, doc = load_profile_pair(PAIR)
-    again = contact_tables(cfg, doc, cache_dir=tmp_path_factory.getbasetemp() / "wheelrail_cache")
+    again = contact_tables(cfg, doc, cache_dir=tmp_path_factory.getbasetemp() / "hpcrail_cache" / "wheelrail")
     assert again.key == tables.key
     np.testing.assert_array_equal(again.lut["V"].values, tables.lut["V"].values)
     np.testing.assert_array_equal(again.kec["f"].values, tables.kec["f"].values)

@@ -719,7 +719,8 @@ class ContactSolver:
         relative indentation (eq 15) of the new basin along the continued old branch: at the jump both
         contact points touch (two-point contact).  Returns a list of dicts with y, the solutions of the
         outer (old) and inner (new) branch at the jump, both wheel coordinates and the ridge between them
-        (the wheel coordinate of the largest gap between the two contacts).
+        (the wheel coordinate of the largest gap between the two contacts).  An interval where the old
+        branch ends (a fold: the contact point runs away faster than any step resolves) is skipped.
         """
         from scipy.optimize import brentq
 
@@ -728,9 +729,8 @@ class ContactSolver:
         Lrs = self.gp.L_r + 0.5 * xi
         for k in range(len(ys) - 1):
             xa, ok = self.follow(ys[k], X[k], ys[k + 1], xi)
-            if not ok:
-                raise RuntimeError(f"continuation failed between y = {ys[k] * 1e3:.4f} and "
-                                   f"{ys[k + 1] * 1e3:.4f} mm")
+            if not ok:  # the old branch folds (ends) inside the interval: no two-point contact to locate
+                continue
             pen, _, _ = side_penetration(self.gp, float(side), ys[k + 1], xa[0], xa[1], Lrs, self.u_tip,
                                          self.u_max, xa[cu], 5e-4)
             if pen <= self.tol:
