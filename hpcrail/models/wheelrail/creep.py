@@ -50,6 +50,8 @@ from numba import njit
 from scipy.interpolate import PchipInterpolator
 
 from hpcrail._numba import JIT_NRT_FREE
+from hpcrail.models.wheelrail import layout as L
+from hpcrail.models.wheelrail.hertz import hertz_kalker
 
 
 # ------------------------------------------------------------------------------------------ Kalker
@@ -241,3 +243,49 @@ def polach(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin, V):
     Mz = sat * (G * c3 * C23 * xi_y - c33g * spin)
     return Fx, Fy, Mz
 
+
+
+@njit(**JIT_NRT_FREE)
+def contact_creep_forces(HK, Pp, out, Nrec, V, vx, vy, vz, wx, wy, wz, F):
+    """Creep forces of the four contact records of an on-line kernel output (:mod:`.layout`).
+
+    ``HK``: fused Hertz/Kalker table (:func:`hertz.contact_coef_params`); ``Pp``: :class:`PolachParams`;
+    ``out``: float64[layout.N_OUT] from ``kec_wheelset`` or ``lut_wheelset``; ``Nrec`` float64[4]: normal
+    force [N] on each record (left primary, left secondary, right primary, right secondary — e.g. the
+    wheel's constraint force times the record's C_W share, or the LUT flange penalty); ``V`` [m/s]
+    reference speed; (vx, vy, vz) absolute velocity of the wheelset centre and (wx, wy, wz) its absolute
+    angular velocity (:func:`wheelset_angular_velocity`), track-frame components.  Writes
+    F float64[4, 8] = (F_x, F_y, M_z, a, b, ξ_x, ξ_y, φ) per record (zeros where N <= 0).  No allocation.
+    """
+    for k in range(4):
+        base = L.CONTACT0 + k * L.N_REC
+        N = Nrec[k]
+        if N <= 0.0:
+            for j in range(8):
+                F[k, j] = 0.0
+            continue
+        sigma = 1.0 if k < 2 else -1.0
+        a, b, c11, c22, c23 = hertz_kalker(HK, out[base + L.C_A], out[base + L.C_B], N)
+        xx, xy, sp = creepages(V, vx, vy, vz, wx, wy, wz, out[base + L.C_DY], out[base + L.C_DZ],
+                               out[base + L.C_GAMMA], sigma)
+        fx, fy, mz = polach(Pp, N, a, b, c11, c22, c23, xx, xy, sp, V)
+        F[k, 0] = fx
+        F[k, 1] = fy
+        F[k, 2] = mz
+        F[k, 3] = a
+        F[k, 4] = b
+        F[k, 5] = xx
+        F[k, 6] = xy
+        F[k, 7] = sp
+
+
+@njit(**JIT_NRT_FREE)
+def flange_penalty(out, base, K_hertz, D_damp, delta_dot):
+    """LUT flange normal force f = K_hertz δ^1.5 + D_damp δ̇ δ (paper 004 eq 20) of the flange record at
+    ``base`` (δ = out[base + C_DELTA]; δ̇ [m/s] = ∂δ/∂(y, z, φ)·(ẏ, ż, φ̇) from the record's partials);
+    zero without penetration, never negative (no adhesion)."""
+    d = out[base + L.C_DELTA]
+    if d <= 0.0:
+        return 0.0
+    f = K_hertz * d * math.sqrt(d) + D_damp * delta_dot * d
+    return f if f > 0.0 else 0.0
