@@ -247,3 +247,36 @@ def test_polach_spin_term_of_the_kernel_matches_the_normalised_form(contact):
         dm = (em * em - 1) / (em * em + 1)
         km = abs(em) * (dm ** 3 / 3 - dm * dm / 2 + 1 / 6) - math.sqrt((1 - dm * dm) ** 3) / 3
         assert -fy / (0.25 * Q) == pytest.approx(9 / 16 * fe * abs(km), rel=1e-9)
+
+
+def test_contact_creep_forces_of_kernel_records(hk):
+    """The record-level call equals the chain Hertz/Kalker → creepages → Polach per loaded record, and
+    leaves unloaded records at zero; the flange penalty is K δ^1.5 + D δ̇ δ, zero without penetration and
+    never pulling."""
+    from hpcrail.models.wheelrail import layout as L
+
+    Pp = C.polach_params()
+    out = np.zeros(L.N_OUT)
+    for k, (A, B, dy, dz, g) in enumerate(((1.1, 2.0, 0.75, -0.46, 0.04), (0.4, 30.0, 0.71, -0.47, 1.2),
+                                           (1.05, 2.5, -0.76, -0.455, 0.02), (1.0, 1.0, -0.7, -0.46, 0.0))):
+        base = L.CONTACT0 + k * L.N_REC
+        out[base + L.C_A], out[base + L.C_B] = A, B
+        out[base + L.C_DY], out[base + L.C_DZ], out[base + L.C_GAMMA] = dy, dz, g
+    Nrec = np.array([4e4, 1.5e4, 6e4, 0.0])
+    F = np.zeros((4, 8))
+    kin = (25.0, 25.0, 0.02, 0.0, 0.001, 25.0 / 0.457, 0.002)
+    C.contact_creep_forces(hk, Pp, out, Nrec, *kin, F)
+    for k in range(3):
+        base = L.CONTACT0 + k * L.N_REC
+        a, b, c11, c22, c23 = H.hertz_kalker(hk, out[base + L.C_A], out[base + L.C_B], Nrec[k])
+        cr = C.creepages(*kin, out[base + L.C_DY], out[base + L.C_DZ], out[base + L.C_GAMMA],
+                         1.0 if k < 2 else -1.0)
+        ref = C.polach(Pp, Nrec[k], a, b, c11, c22, c23, *cr, 25.0)
+        np.testing.assert_allclose(F[k, :3], ref, rtol=1e-14)
+        np.testing.assert_allclose(F[k, 5:], cr, rtol=1e-14)
+    assert np.all(F[3] == 0.0)
+    base = L.L_SECONDARY
+    for d, dd, ref in ((-1e-4, 0.1, 0.0), (2e-4, 0.0, 1e10 * 2e-4 ** 1.5), (2e-4, 0.05, 1e10 * 2e-4 ** 1.5 + 1e8 * 0.05 * 2e-4),
+                       (2e-4, -5.0, 0.0)):
+        out[base + L.C_DELTA] = d
+        assert C.flange_penalty(out, base, 1e10, 1e8, dd) == pytest.approx(ref, rel=1e-12)
