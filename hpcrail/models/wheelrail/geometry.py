@@ -720,7 +720,9 @@ class ContactSolver:
         contact points touch (two-point contact).  Returns a list of dicts with y, the solutions of the
         outer (old) and inner (new) branch at the jump, both wheel coordinates and the ridge between them
         (the wheel coordinate of the largest gap between the two contacts).  An interval where the old
-        branch ends (a fold: the contact point runs away faster than any step resolves) is skipped.
+        branch ends (a fold: the contact point runs away faster than any step resolves) or where the new
+        basin's indentation does not change sign along the old branch is skipped (callers treat it as a
+        "fast" jump at the interval's midpoint).
         """
         from scipy.optimize import brentq
 
@@ -749,7 +751,10 @@ class ContactSolver:
                                            float(uB), float(vB), 60)
                 return d
 
-            yj = brentq(delta_b, ys[k], ys[k + 1], xtol=1e-14, rtol=1e-14, maxiter=200)
+            try:
+                yj = brentq(delta_b, ys[k], ys[k + 1], xtol=1e-14, rtol=1e-14, maxiter=200)
+            except (ValueError, RuntimeError):  # the new basin's indentation does not bracket a root
+                continue
             xA = branch_a(yj)
             okb, u, v, d = indentation(self.gp, float(side), float(yj), float(xA[0]), float(xA[1]), Lrs,
                                        float(uB), float(vB), 60)

@@ -100,9 +100,23 @@ def _node_state(solver: ContactSolver, X7):
     return f, np.array([X7[2], X7[3], h, gw, A, B])
 
 
-def _solve_node(solver, kappa, X7, eps):
-    ok, dX = kec_node_newton(solver.gp, X7, kappa, 60, np.nan, np.nan)
-    return ok, dX
+def _node_by_bisection(solver, kappa, ys, ks, X, P):
+    """Rigid solution whose left KEC coordinate is κ, by a bracketed root of s^k(y) - κ on the globally
+    verified contact (s^k is continuous and decreasing in y even where the contact point jumps)."""
+    from scipy.optimize import brentq
+
+    i = int(np.searchsorted(-ks, -kappa))
+    i = min(max(i, 1), len(ys) - 1)
+    guess = {"x": X[i - 1]}
+
+    def g(y):
+        x, st, cr = solver.solve(y, 0.0, guess=guess["x"])
+        guess["x"] = x
+        return kec_coordinates(y, x[0], x[1], P.r0, P.L_w)[0] - kappa
+
+    y = brentq(g, ys[i - 1], ys[i], xtol=1e-15, rtol=1e-15, maxiter=200)
+    x, st, cr = solver.solve(y, 0.0, guess=guess["x"])
+    return np.append(x, y)
 
 
 def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.4e-3, s_step: float = 0.2e-3,
@@ -159,6 +173,9 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
         x, st, cr = solver.solve(yg, 0.0, guess=X[kk])
         X7 = np.append(x, yg)
         ok, dX = kec_node_newton(solver.gp, X7, kv, 60, np.nan, np.nan)
+        if not ok:  # near a fast contact-point sweep: root of s^k(y) - κ on the verified solution
+            X7 = _node_by_bisection(solver, kv, ys, ks, X, P)
+            ok, dX = kec_node_newton(solver.gp, X7, kv, 0, np.nan, np.nan)
         if not ok:
             raise RuntimeError(f"KEC node s^k = {kv * 1e3:.3f} mm did not converge")
         Xn[i] = X7
