@@ -204,7 +204,7 @@ def test_polach_against_exact_kalker_eurosprinter():
 
 def test_polach_against_contact_usetab_slices():
     """Polach 1999 in the normalisation of CONTACT's USETAB table (ε = 3π/4 ξ̂ for the pure longitudinal
-    and lateral slices, a/b = 1/7…7): within 0.08 μN of Kalker's exact theory (measured maximum 0.079 at
+    and lateral slices, a/b = 1/7…200): within 0.08 μN of Kalker's exact theory (measured maximum 0.079 at
     the smallest a/b); pure spin (Polach's spin term) within 0.06 μN for ψ̂ <= 0.5, where the method is
     meant to be used (it decays to zero at large spin, the exact force does not)."""
     worst = {"longitudinal": 0.0, "lateral": 0.0, "spin": 0.0}
