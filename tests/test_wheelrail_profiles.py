@@ -123,3 +123,25 @@ def test_config_errors_name_field_and_allowed(override, field, fragment):
     text = str(ei.value)
     assert field in text and fragment in text
     assert "s1002_uic60.yaml" in text or "--set" in text
+
+
+def test_pair_nested_in_another_yaml(tmp_path):
+    """A vehicle YAML that includes the pair: files resolve relative to the pair's own YAML and errors name
+    the nested field."""
+    from hpcrail.config import load_document
+    from hpcrail.models.wheelrail.config import ProfilePairConfig, check_profile_pair
+
+    sub = tmp_path / "pair"
+    sub.mkdir()
+    s = np.arange(-70.0, 60.0001, 0.25)
+    (sub / "w.csv").write_text("\n".join(f"{a},{b}" for a, b in zip(s, pr.s1002_F(s))))
+    (sub / "pair.yaml").write_text(PAIR.read_text().replace("  builtin: s1002 ", "  file: w.csv "))
+    (tmp_path / "vehicle.yaml").write_text("contact: pair/pair.yaml\n")
+    doc = load_document(tmp_path / "vehicle.yaml")
+    cfg = ProfilePairConfig.model_validate(doc.tree["contact"])
+    assert check_profile_pair(cfg, doc, ("contact",)) == []
+    wheel, rail, P = build_profiles(cfg, doc, ("contact",))
+    assert P.L_w == pytest.approx(0.75)
+    bad = cfg.model_copy(update={"wheel": cfg.wheel.model_copy(update={"file": "nope.csv"})})
+    issues = check_profile_pair(bad, doc, ("contact",))
+    assert issues and issues[0].path == "contact.wheel.file" and "pair.yaml" in issues[0].file

@@ -1,7 +1,9 @@
 """Profile-pair configuration (YAML): profiles, placement, material, friction, tables.
 
 A vehicle YAML can reference a profile pair file (``contact: ../wheelrail/s1002_uic60.yaml`` is resolved by
-the generic loader) and validate it with :class:`ProfilePairConfig`.  Lengths carry their unit in the key
+the generic loader), declare the field as :class:`ProfilePairConfig`, run :func:`check_profile_pair` with
+the location of that field in its cross-field checks, and build with
+``contact_tables(cfg.contact, doc, loc=("contact",))``.  Lengths carry their unit in the key
 (``_mm``, ``_m``); the canonical form and hash come from :mod:`hpcrail.config`.
 
 Example: ``configs/wheelrail/s1002_uic60.yaml`` (paper 004's S1002 wheel; UIC60 1:40 rail instead of the
@@ -158,22 +160,29 @@ class ProfilePairConfig(Strict):
     conicity: Conicity = Field(default_factory=Conicity)
 
 
-def _checks(cfg: ProfilePairConfig, doc: Document) -> list[ConfigIssue]:
+def check_profile_pair(cfg: ProfilePairConfig, doc: Document, loc: tuple = ()) -> list[ConfigIssue]:
+    """Cross-field checks of a validated pair (builtin xor file, known builtins, files exist).  ``loc``:
+    where the pair sits in the document (e.g. ``("contact",)`` when a vehicle YAML includes it)."""
     issues = []
+    pre = ".".join(str(p) for p in loc) + "." if loc else ""
     for part, allowed in (("wheel", BUILTIN_WHEELS), ("rail", BUILTIN_RAILS)):
         src = getattr(cfg, part)
         if (src.builtin is None) == (src.file is None):
-            issues.append(ConfigIssue(doc.file_for((part,)), part, "give exactly one of builtin and file",
+            issues.append(ConfigIssue(doc.file_for(loc + (part,)), pre + part, "give exactly one of builtin and file",
                                       allowed="builtin: " + ", ".join(allowed) + " | file: PATH"))
         if src.builtin is not None and src.builtin not in allowed:
-            issues.append(ConfigIssue(doc.file_for((part, "builtin")), f"{part}.builtin", "unknown profile",
-                                      src.builtin, ", ".join(allowed)))
+            issues.append(ConfigIssue(doc.file_for(loc + (part, "builtin")), f"{pre}{part}.builtin",
+                                      "unknown profile", src.builtin, ", ".join(allowed)))
         if src.file is not None:
-            p = resolve_file(doc, (part, "file"), src.file)
+            p = resolve_file(doc, loc + (part, "file"), src.file)
             if not p.is_file():
-                issues.append(ConfigIssue(doc.file_for((part, "file")), f"{part}.file", "profile file not found",
-                                          src.file))
+                issues.append(ConfigIssue(doc.file_for(loc + (part, "file")), f"{pre}{part}.file",
+                                          "profile file not found", src.file))
     return issues
+
+
+def _checks(cfg: ProfilePairConfig, doc: Document) -> list[ConfigIssue]:
+    return check_profile_pair(cfg, doc)
 
 
 def resolve_file(doc: Document, loc: tuple, name: str) -> Path:
@@ -202,8 +211,9 @@ def load_profile_pair(path: str | Path, overrides: Iterable[str] = ()) -> tuple[
     return cfg, doc
 
 
-def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None):
-    """(wheel Profile, rail Profile, profiles.Placement) of a validated configuration.
+def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None, loc: tuple = ()):
+    """(wheel Profile, rail Profile, profiles.Placement) of a validated configuration; ``loc`` is where the
+    pair sits in ``doc`` (files are resolved relative to the YAML that names them).
 
     Raises ConfigError naming the file and field when a profile cannot be read or fitted."""
     mm = 1e-3
@@ -216,7 +226,7 @@ def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None):
                 raw = pr.read_points(pr.builtin_path("MBench_S1002_v3_wheel_points_mm.csv"))
                 lat, ver, fb, src = "gauge", "down", -70.0, "S1002, Manchester contact benchmark points (CONTACT)"
             else:
-                raw = pr.read_points(resolve_file(doc, ("wheel", "file"), W.file), W.columns)
+                raw = pr.read_points(resolve_file(doc, loc + ("wheel", "file"), W.file), W.columns)
                 lat, ver, fb, src = W.lateral_positive, W.vertical_positive, W.flange_back_mm, str(W.file)
             pts = pr.to_left_form(raw, units=W.units, lateral_positive=lat, vertical_positive=ver, kind="wheel")
             if W.flange_back_mm is not None:
@@ -225,7 +235,7 @@ def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None):
                                      smoothing_rms=W.smoothing_rms_mm * mm,
                                      flange_back=None if fb is None else fb * mm, max_slope_deg=W.max_slope_deg)
     except pr.ProfileError as exc:
-        raise ConfigError([ConfigIssue(doc.file_for(("wheel",)) if doc else "(config)", "wheel", str(exc))]) from None
+        raise ConfigError([ConfigIssue(doc.file_for(loc + ("wheel",)) if doc else "(config)", "wheel", str(exc))]) from None
     try:
         if R.builtin == "uic60_1in40":
             if abs(cfg.placement.cant - 1.0 / 40.0) > 1e-12 and R.canted:
@@ -233,14 +243,14 @@ def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None):
             rail = pr.uic60_profile(cant=cfg.placement.cant, smoothing_rms=R.smoothing_rms_mm * mm,
                                     gauge_depth=R.gauge_depth_mm * mm)
         else:
-            raw = pr.read_points(resolve_file(doc, ("rail", "file"), R.file), R.columns)
+            raw = pr.read_points(resolve_file(doc, loc + ("rail", "file"), R.file), R.columns)
             pts = pr.to_left_form(raw, units=R.units, lateral_positive=R.lateral_positive,
                                   vertical_positive=R.vertical_positive, kind="rail")
             rail = pr.rail_profile(pts, name=Path(R.file).stem, source=str(R.file),
                                    smoothing_rms=R.smoothing_rms_mm * mm, cant=cfg.placement.cant, canted=R.canted,
                                    gauge_depth=R.gauge_depth_mm * mm, max_slope_deg=R.max_slope_deg)
     except pr.ProfileError as exc:
-        raise ConfigError([ConfigIssue(doc.file_for(("rail",)) if doc else "(config)", "rail", str(exc))]) from None
+        raise ConfigError([ConfigIssue(doc.file_for(loc + ("rail",)) if doc else "(config)", "rail", str(exc))]) from None
     P = cfg.placement
     L_r = P.L_r_m if P.L_r_m is not None else pr.L_r_from_gauge(P.gauge_mm * mm, rail)
     L_w = P.L_w_m if P.L_w_m is not None else pr.L_w_from_flange_back(P.flange_back_spacing_mm * mm, wheel)

@@ -110,11 +110,12 @@ def _build(solver: ContactSolver, cfg: ProfilePairConfig):
 
 
 def contact_tables(cfg: ProfilePairConfig, doc=None, cache_dir: Path | None = None, rebuild: bool = False,
-                   use_cache: bool = True) -> ContactTables:
+                   use_cache: bool = True, loc: tuple = ()) -> ContactTables:
     """Tables of a profile pair: loaded from the cache when present (same key), else built and stored.
+    ``loc``: where the pair sits in ``doc`` (a vehicle YAML that includes it).
 
     Raises ConfigError (bad profiles) or RuntimeError (contact cannot be solved on the grids)."""
-    wheel, rail, placement = build_profiles(cfg, doc)
+    wheel, rail, placement = build_profiles(cfg, doc, loc)
     key = table_key(wheel, rail, placement, cfg)
     d = (cache_dir or cache_root()) / key
     if use_cache and not rebuild and (d / "lut.zarr").exists() and (d / "kec.zarr").exists():
