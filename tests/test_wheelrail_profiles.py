@@ -3,7 +3,6 @@ splines, the UIC60 1:40 head (un-canting, crown radius, gauge point), placement 
 flange-back spacing, and the configuration errors (file, field, value, allowed)."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -145,3 +144,25 @@ def test_pair_nested_in_another_yaml(tmp_path):
     bad = cfg.model_copy(update={"wheel": cfg.wheel.model_copy(update={"file": "nope.csv"})})
     issues = check_profile_pair(bad, doc, ("contact",))
     assert issues and issues[0].path == "contact.wheel.file" and "pair.yaml" in issues[0].file
+
+
+def test_interpolation_helpers_reproduce_polynomials():
+    """pp_eval gives a PPoly's value and three derivatives; hermite5 reproduces a quintic exactly (value,
+    slope, curvature) from its nodal values and first two derivatives."""
+    from scipy.interpolate import PPoly
+
+    from hpcrail.models.wheelrail.interp import hermite5, pp_eval
+
+    c = np.array([[0.5, -1.0], [2.0, 0.3], [-1.0, 1.5], [0.25, -2.0], [3.0, 0.0], [1.0, -1.0]])
+    x = np.array([0.0, 1.0, 2.5])
+    p = PPoly(c, x)
+    for xq in (0.3, 1.0, 1.7, 2.4):
+        got = pp_eval(x, np.ascontiguousarray(c), xq)
+        ref = [p(xq), p.derivative(1)(xq), p.derivative(2)(xq), p.derivative(3)(xq)]
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    q = np.polynomial.Polynomial([0.3, -1.0, 2.0, 0.5, -0.7, 0.2])
+    g = np.linspace(-1.0, 2.0, 7)
+    d1, d2 = q.deriv(1), q.deriv(2)
+    for xq in (-0.83, 0.11, 1.999):
+        v, s1, s2 = hermite5(q(g), d1(g), d2(g), g.size, g[0], g[1] - g[0], xq)
+        assert (v, s1, s2) == pytest.approx((q(xq), d1(xq), d2(xq)), rel=1e-11, abs=1e-11)

@@ -74,8 +74,6 @@ def contact(profiles: Path = typer.Argument(..., help="profile-pair YAML (e.g. c
 
 
 def _report(cfg, tables, amps, conic, t_tab, profiles):
-    import numpy as np
-
     P = tables.placement
     lut, kec = tables.lut, tables.kec
     gauge = P.gauge(tables.rail) * 1e3

@@ -3,10 +3,10 @@
 * ``pp_eval(x, c, xq)``: a scipy ``PPoly`` (breakpoints ``x[m+1]``, coefficients ``c[K+1, m]``, local
   variable ``t = xq - x[i]``) and its first three derivatives at ``xq``; outside the breakpoints the end
   polynomials are continued (the contact solver never relies on that, its scans stay inside).
-* ``hermite3`` / ``hermite5``: cubic (value + first derivative, C1, error ≤ h⁴/384·max|f⁗|) and quintic
-  (value + first + second derivatives, C2, error O(h⁶)) Hermite interpolation on a uniform grid
-  ``x0 + k·dx``, returning the value and the first two derivatives of the interpolant.  Outside the grid the
-  end cell's polynomial is continued (callers clamp where that matters).
+* ``hermite5``: quintic Hermite interpolation (values, first and second derivatives at the nodes: C2, error
+  O(h⁶)) on a uniform grid ``x0 + k·dx``, returning the value and the first two derivatives of the
+  interpolant; outside the grid the end cell's polynomial is continued.  (The LUT and KEC kernels evaluate
+  their cubic Hermite interpolants with the basis computed once per cell for all quantities.)
 
 All functions are compiled with ``JIT_NRT_FREE``; arrays are C-contiguous float64.
 """
@@ -71,28 +71,6 @@ def grid_cell(n, x0, dx, xq):
     elif i > n - 2:
         i = n - 2
     return i, u - i
-
-
-@njit(inline="always", **JIT_NRT_FREE)
-def hermite3(f, d1, n, x0, dx, xq):
-    """Cubic Hermite interpolation of nodal values ``f`` and slopes ``d1`` (per unit of x) on the grid
-    ``x0 + k*dx``: returns (value, first derivative, second derivative) at ``xq``."""
-    i, t = grid_cell(n, x0, dx, xq)
-    p0 = f[i]
-    p1 = f[i + 1]
-    m0 = d1[i] * dx
-    m1 = d1[i + 1] * dx
-    t2 = t * t
-    t3 = t2 * t
-    h00 = 2.0 * t3 - 3.0 * t2 + 1.0
-    h10 = t3 - 2.0 * t2 + t
-    h01 = -2.0 * t3 + 3.0 * t2
-    h11 = t3 - t2
-    v = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1
-    g = ((6.0 * t2 - 6.0 * t) * p0 + (3.0 * t2 - 4.0 * t + 1.0) * m0 + (-6.0 * t2 + 6.0 * t) * p1
-         + (3.0 * t2 - 2.0 * t) * m1) / dx
-    s = ((12.0 * t - 6.0) * p0 + (6.0 * t - 4.0) * m0 + (-12.0 * t + 6.0) * p1 + (6.0 * t - 2.0) * m1) / (dx * dx)
-    return v, g, s
 
 
 @njit(inline="always", **JIT_NRT_FREE)

@@ -182,7 +182,7 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
         fv, qv = _node_state(solver, X7)
         f[i] = fv
         q[:, i] = qv
-        z, phi = X7[0], X7[1]
+        phi = X7[1]
         f1[i] = phi + (kv + P.L_w) * dX[1] + dX[0]
         # central differences (same branch: Newton continuation from the node)
         vals = []
