@@ -102,14 +102,18 @@ def _report(cfg, tables, amps, conic, t_tab, profiles):
                      f"{float(kec['jump_u_outer'][j]) * 1e3:.2f} → {float(kec['jump_u_inner'][j]) * 1e3:.2f} | {kind} |")
     lines += ["", "KEC regularisation bands (tread side Δŝ = "
               f"{kec.attrs['tread_band'] * 1e3:g} mm, flange side Δs̄ = {kec.attrs['flange_band'] * 1e3:g} mm, "
-              "snapped to the grid, merged when overlapping): " + ", ".join(
+              "widened to grid nodes; neighbouring bands share a node): " + ", ".join(
                   f"[{float(lo) * 1e3:.1f}, {float(hi) * 1e3:.1f}] mm" for lo, hi in
                   zip(kec["band_lo"].values, kec["band_hi"].values)), "",
               "## Equivalent conicity (EN 15302)", "",
               "| amplitude [mm] | tan γ_e Klingel | tan γ_e harmonic |", "|---|---|---|"]
     for a, k, h in zip(amps, conic["klingel"], conic["harmonic"]):
         lines.append(f"| {a * 1e3:.1f} | {k:.4f} | {h:.4f} |")
-    lines += ["", "Figures: contact_points.png, rolling_radius_difference.png, kec_profile.png, lut.png, "
+    lines += ["", "Comparison: paper 004 gives no flange-contact shift or conicity for its pair; its steady-curving "
+              "front wheelsets sit at y = -8.8 … -9.1 mm (Table 5), near flange contact of the S1002/LB-140-Area "
+              "pair, which is not this rail.  No published value for this exact set-up was found (see "
+              "docs/models.md).", "",
+              "Figures: contact_points.png, rolling_radius_difference.png, kec_profile.png, lut.png, "
               "conicity.png"]
     return lines
 
