@@ -14,8 +14,8 @@ The right wheel uses the mirror image (symmetric profile pair): f^rk(s) = f^lk(-
 make f^k kinked and s^w(s^k) discontinuous (paper Fig. 9).  Each jump at s^k_j is regularised over the
 band [s^k_j - Δs̄, s^k_j + Δŝ] (flange side Δs̄ = 1 mm, tread side Δŝ = 0.5 mm, paper 004 §2.4; the
 reference defining the two lengths was not available, this is hpcrail's reading: both lengths are
-measured in the KEC coordinate, Δs̄ towards the flange), widened to grid nodes and merged when bands
-overlap: inside the band f^k is the quintic that matches f, f', f'' at both ends (C2), and the normal
+measured in the KEC coordinate, Δs̄ towards the flange), widened to grid nodes; neighbouring bands that
+would overlap share one node between their jumps (merged only when no node lies between them).  Inside a band f^k is the quintic that matches f, f', f'' at both ends (C2), and the normal
 force is shared between the tread-end contact A (band end on the tread side) and the flange-start contact
 B with the weight w ∈ [0, 1] (quintic smoothstep, 0 at A, 1 at B) — eq 26's Q = Q_tre + Q_fla.
 
