@@ -15,9 +15,9 @@ make f^k kinked and s^w(s^k) discontinuous (paper Fig. 9).  Each jump at s^k_j i
 band [s^k_j - Δs̄, s^k_j + Δŝ] (flange side Δs̄ = 1 mm, tread side Δŝ = 0.5 mm, paper 004 §2.4; the
 reference defining the two lengths was not available, this is hpcrail's reading: both lengths are
 measured in the KEC coordinate, Δs̄ towards the flange), widened to grid nodes; neighbouring bands that
-would overlap share one node between their jumps (merged only when no node lies between them).  Inside a band f^k is the quintic that matches f, f', f'' at both ends (C2), and the normal
-force is shared between the tread-end contact A (band end on the tread side) and the flange-start contact
-B with the weight w ∈ [0, 1] (quintic smoothstep, 0 at A, 1 at B) — eq 26's Q = Q_tre + Q_fla.
+would overlap share one node between their jumps (merged only when no node lies between them).  Inside a
+band f^k is the quintic that matches f, f', f'' at both ends (C2), and the normal force is shared
+between the tread-end contact A (band end on the tread side) and the flange-start contact B with the weight w ∈ [0, 1] (quintic smoothstep, 0 at A, 1 at B) — eq 26's Q = Q_tre + Q_fla.
 
 **On-line** (:func:`kec_wheelset`, ``JIT_NRT_FREE``, no allocation).  Given the wheelset lateral shift y and
 the rail irregularities (y_l, y_r, z_l, z_r), Newton solves eq 22 for x = (z, φ, s^lk, s^rk) (4x4, closed
@@ -53,8 +53,8 @@ class KecParams(NamedTuple):
 
     Grid: ``n`` nodes from ``k0`` with step ``dk`` [m].  ``f, f1, f2`` float64[n]: regularised equivalent
     profile and its derivatives.  ``q, dq`` float64[n, NQ]: contact quantities (:data:`QUANTITIES`) and their
-    slopes, stored node-major as float64[n, NQ].  Bands (``nb`` of them): ``lo, hi`` float64[nb] [m], ``qa, qb`` float64[nb, NQ] the contacts A
-    (tread end, at ``hi``) and B (flange start, at ``lo``).  ``r0, L_w`` [m].
+    slopes, node-major.  Bands (``nb`` of them): ``lo, hi`` float64[nb] [m]; ``qa, qb`` float64[nb, NQ]: the
+    contacts A (tread end, at ``hi``) and B (flange start, at ``lo``).  ``r0, L_w`` [m].
     """
 
     n: int
