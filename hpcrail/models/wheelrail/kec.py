@@ -17,7 +17,8 @@ reference defining the two lengths was not available, this is hpcrail's reading:
 measured in the KEC coordinate, Δs̄ towards the flange), widened to grid nodes; neighbouring bands that
 would overlap share one node between their jumps (merged only when no node lies between them).  Inside a
 band f^k is the quintic that matches f, f', f'' at both ends (C2), and the normal force is shared
-between the tread-end contact A (band end on the tread side) and the flange-start contact B with the weight w ∈ [0, 1] (quintic smoothstep, 0 at A, 1 at B) — eq 26's Q = Q_tre + Q_fla.
+between the tread-end contact A (band end on the tread side) and the flange-start contact B with the
+weight w ∈ [0, 1] (quintic smoothstep, 0 at A, 1 at B) — eq 26's Q = Q_tre + Q_fla.
 
 **On-line** (:func:`kec_wheelset`, ``JIT_NRT_FREE``, no allocation).  Given the wheelset lateral shift y and
 the rail irregularities (y_l, y_r, z_l, z_r), Newton solves eq 22 for x = (z, φ, s^lk, s^rk) (4x4, closed
