@@ -1,0 +1,830 @@
+"""Planar wheel/rail contact geometry of a wheelset (paper 004 eqs 12 and 15), off-line solver.
+
+Frames and signs (the same everywhere in ``hpcrail.models.wheelrail``): the wheelset track frame has X
+forward, **Y to the left**, Z up.  ``y`` is the lateral shift of the wheelset centre (positive = to the
+left), ``z`` the height of the wheelset centre above the rail profile origins, ``φ`` the roll angle
+(positive = left side up, rotation about +X).  The left rail profile origin sits at Y = +L_r*, the right
+one at -L_r*, with 2 L_r* = 2 L_r + ξ_g (gauge variation ξ_g, positive = wider).  Wheel profile origins
+sit at ±L_w in the wheelset.
+
+Each side is solved in *left form*: the right side is the mirror image (Y → -Y), so with σ = +1 (left)
+and σ = -1 (right), y_σ = σ y and φ_σ = σ φ, and in the side's own frame
+
+    wheel point   W(u) = (y_σ, z) + R(φ_σ)·(L_w + u, -h(u)),   h(u) = r0 + F(u)
+    rail point    P(v) = (L_r*, 0) + R(β)·(v, g(v))
+
+with the field-side-positive profile coordinates u (wheel) and v (rail).  The paper's surface parameters
+are s^w = σ u and s^r = σ v (its eq 10 places the right wheel at -L_w + s^rw).  Eq 12 per side:
+W(u) - P(v) = 0 (2 equations) and t_w · n_r = 0, unknowns (z, φ, u_l, v_l, u_r, v_r) for given (y, ξ_g);
+the roll rotation is exact (cos/sin), not linearised as in the paper's eq 9.
+
+Contact angle γ: angle of the contact normal (pointing from the rail into the wheel) from the track Z
+axis, **positive when the normal leans towards the track centre** (both wheels positive on a coned tread,
+large at the flange).  In the wheelset frame γ_w = atan(-h'(u)); in the track frame γ = γ_w + φ_σ
+= atan(g'(v)) + β.
+
+The contact search is global: the vertical gap between the rolled wheel and the rail is scanned on a fine
+grid of both profiles (merged, so a knife-edge rail is found as well as a wide one), a bisection on φ makes
+both sides touch, and Newton on eq 12 refines the contact points to machine precision.  The second basin
+of the gap (the other local minimum, separated by a ridge) gives the two-point-contact candidate whose
+maximum relative indentation (eq 15) is refined by Newton as well.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from hpcrail._numba import JIT
+from hpcrail.models.wheelrail.interp import pp_eval
+from hpcrail.models.wheelrail.profiles import Placement, Profile
+
+
+class GeometryParams(NamedTuple):
+    """Profiles and placement for the numba contact solver (SI units).
+
+    ``wx, wc``: wheel radius-offset PPoly (breaks float64[mw+1], coefficients float64[6, mw]);
+    ``rx, rc``: rail height PPoly; ``wu, wF``: wheel scan samples (lateral, offset) float64[nw];
+    ``rv, rg, rg1``: rail scan samples (lateral, height, slope) float64[nr]; ``L_w, L_r, r0, beta``
+    [m, m, m, rad].
+    """
+
+    wx: np.ndarray
+    wc: np.ndarray
+    rx: np.ndarray
+    rc: np.ndarray
+    wu: np.ndarray
+    wF: np.ndarray
+    rv: np.ndarray
+    rg: np.ndarray
+    rg1: np.ndarray
+    L_w: float
+    L_r: float
+    r0: float
+    beta: float
+
+
+def geometry_params(wheel: Profile, rail: Profile, placement: Placement, scan_step: float = 2e-5) -> GeometryParams:
+    """Pack profiles and placement; ``scan_step`` [m] is the sampling of the global gap scan."""
+    nw = int(math.ceil((wheel.u_max - wheel.u_min) / scan_step)) + 1
+    nr = int(math.ceil((rail.u_max - rail.u_min) / scan_step)) + 1
+    wu = np.linspace(wheel.u_min, wheel.u_max, nw)
+    rv = np.linspace(rail.u_min, rail.u_max, nr)
+    return GeometryParams(
+        np.ascontiguousarray(wheel.breaks), np.ascontiguousarray(wheel.coefs),
+        np.ascontiguousarray(rail.breaks), np.ascontiguousarray(rail.coefs),
+        wu, np.ascontiguousarray(wheel(wu)), rv, np.ascontiguousarray(rail(rv)), np.ascontiguousarray(rail(rv, 1)),
+        float(placement.L_w), float(placement.L_r), float(placement.r0), float(placement.cant))
+
+
+# ----------------------------------------------------------------------------------------- scans
+
+@njit(**JIT)
+def side_gap_curve(P, ys, ps, Lrs, ulo, uhi):
+    """Vertical gap between the wheel (centre at (ys, 0), roll ps, left form) and the rail at L_r* = Lrs,
+    on the merged scan samples of both profiles whose wheel coordinate lies in [ulo, uhi].
+
+    Returns (Y, G, U, V): track-frame lateral position, gap [m] (wheel above rail > 0), and the wheel and
+    rail profile coordinates of each sample, sorted by Y.  Samples without the other body are dropped.
+    """
+    c = math.cos(ps)
+    s = math.sin(ps)
+    cb = math.cos(P.beta)
+    sb = math.sin(P.beta)
+    nw = P.wu.shape[0]
+    nr = P.rv.shape[0]
+    Yw = np.empty(nw)
+    Zw = np.empty(nw)
+    for i in range(nw):
+        a = P.L_w + P.wu[i]
+        b = -(P.r0 + P.wF[i])
+        Yw[i] = ys + c * a - s * b
+        Zw[i] = s * a + c * b
+    Yr = np.empty(nr)
+    Zr = np.empty(nr)
+    for j in range(nr):
+        Yr[j] = Lrs + cb * P.rv[j] - sb * P.rg[j]
+        Zr[j] = sb * P.rv[j] + cb * P.rg[j]
+    n = nw + nr
+    Y = np.empty(n)
+    G = np.empty(n)
+    U = np.empty(n)
+    V = np.empty(n)
+    k = 0
+    i = 0
+    j = 0
+    while i < nw or j < nr:
+        take_w = j >= nr or (i < nw and Yw[i] <= Yr[j])
+        if take_w:
+            yq = Yw[i]
+            # rail at yq: bracket j-1, j
+            if j > 0 and j < nr:
+                w = (yq - Yr[j - 1]) / (Yr[j] - Yr[j - 1])
+                zr = Zr[j - 1] + w * (Zr[j] - Zr[j - 1])
+                v = P.rv[j - 1] + w * (P.rv[j] - P.rv[j - 1])
+                if P.wu[i] >= ulo and P.wu[i] <= uhi:
+                    Y[k] = yq
+                    G[k] = Zw[i] - zr
+                    U[k] = P.wu[i]
+                    V[k] = v
+                    k += 1
+            i += 1
+        else:
+            yq = Yr[j]
+            if i > 0 and i < nw:
+                w = (yq - Yw[i - 1]) / (Yw[i] - Yw[i - 1])
+                zw = Zw[i - 1] + w * (Zw[i] - Zw[i - 1])
+                u = P.wu[i - 1] + w * (P.wu[i] - P.wu[i - 1])
+                if u >= ulo and u <= uhi:
+                    Y[k] = yq
+                    G[k] = zw - Zr[j]
+                    U[k] = u
+                    V[k] = P.rv[j]
+                    k += 1
+            j += 1
+    return Y[:k], G[:k], U[:k], V[:k]
+
+
+@njit(**JIT)
+def basin_minima(G, ridge):
+    """Index of the global minimum of G and of the lowest point outside its basin (-1 if none).
+
+    The basin of the global minimum extends on each side while G keeps rising (a dip of less than
+    ``ridge`` [m] is ignored); the second minimum is the lowest sample beyond the ridges.
+    """
+    n = G.shape[0]
+    if n == 0:
+        return -1, -1
+    i0 = 0
+    for i in range(n):
+        if G[i] < G[i0]:
+            i0 = i
+    # walk right over the rising flank, remember the running maximum; stop when we fall ridge below it
+    j2 = -1
+    top = G[i0]
+    i = i0 + 1
+    while i < n:
+        if G[i] > top:
+            top = G[i]
+        elif G[i] < top - ridge:
+            break
+        i += 1
+    for k in range(i, n):
+        if j2 < 0 or G[k] < G[j2]:
+            j2 = k
+    top = G[i0]
+    i = i0 - 1
+    while i >= 0:
+        if G[i] > top:
+            top = G[i]
+        elif G[i] < top - ridge:
+            break
+        i -= 1
+    for k in range(0, i + 1):
+        if j2 < 0 or G[k] < G[j2]:
+            j2 = k
+    return i0, j2
+
+
+@njit(**JIT)
+def side_min_gap(P, ys, ps, Lrs, ulo, uhi):
+    """(min gap, u, v) of one side (left form, wheelset centre at height 0) in the wheel region."""
+    Y, G, U, V = side_gap_curve(P, ys, ps, Lrs, ulo, uhi)
+    if G.shape[0] == 0:
+        return np.inf, np.nan, np.nan
+    i = np.argmin(G)
+    return G[i], U[i], V[i]
+
+
+@njit(**JIT)
+def coarse_solve(P, y, xi, uLlo, uLhi, uRlo, uRhi, phimax):
+    """Wheelset (z, φ, u_l, v_l, u_r, v_r) with both wheels touching their rails, by bisection on φ of the
+    difference of the scanned minimum gaps (left minus right, increasing in φ).  Wheel regions restrict the
+    contact search on each wheel ([lo, hi] in the field-positive wheel coordinate)."""
+    Lrs = P.L_r + 0.5 * xi
+    a = -phimax
+    b = phimax
+    gl, ul, vl = side_min_gap(P, y, a, Lrs, uLlo, uLhi)
+    gr, ur, vr = side_min_gap(P, -y, -a, Lrs, uRlo, uRhi)
+    fa = gl - gr
+    for _ in range(200):
+        m = 0.5 * (a + b)
+        gl, ul, vl = side_min_gap(P, y, m, Lrs, uLlo, uLhi)
+        gr, ur, vr = side_min_gap(P, -y, -m, Lrs, uRlo, uRhi)
+        fm = gl - gr
+        if (fm < 0.0) == (fa < 0.0):
+            a = m
+            fa = fm
+        else:
+            b = m
+        if b - a < 1e-12:
+            break
+    m = 0.5 * (a + b)
+    gl, ul, vl = side_min_gap(P, y, m, Lrs, uLlo, uLhi)
+    gr, ur, vr = side_min_gap(P, -y, -m, Lrs, uRlo, uRhi)
+    return -0.5 * (gl + gr), m, ul, vl, ur, vr
+
+
+@njit(**JIT)
+def normal_distance_curve(P, ys, ps, z, Lrs, ulo, uhi):
+    """Signed normal distance between each wheel scan point in [ulo, uhi] and the rail point with the
+    parallel normal (penetration positive), and the tangential offset of the pair, one side in left form.
+    Returns (U, V, D, T); wheel points whose normal direction the rail does not have are dropped.  Eq 15
+    holds where the tangential offset T changes sign; there D is the relative indentation (found without
+    requiring the bodies to overlap laterally)."""
+    c = math.cos(ps)
+    s = math.sin(ps)
+    cb = math.cos(P.beta)
+    sb = math.sin(P.beta)
+    nr = P.rv.shape[0]
+    nw = P.wu.shape[0]
+    U = np.empty(nw)
+    V = np.empty(nw)
+    D = np.empty(nw)
+    T = np.empty(nw)
+    k = 0
+    # rail normal angle in the track frame, decreasing with v for a convex head: atan(g') + beta
+    for i in range(nw):
+        u = P.wu[i]
+        if u < ulo or u > uhi:
+            continue
+        F1 = 0.0
+        if i == 0:
+            F1 = (P.wF[1] - P.wF[0]) / (P.wu[1] - P.wu[0])
+        elif i == nw - 1:
+            F1 = (P.wF[nw - 1] - P.wF[nw - 2]) / (P.wu[nw - 1] - P.wu[nw - 2])
+        else:
+            F1 = (P.wF[i + 1] - P.wF[i - 1]) / (P.wu[i + 1] - P.wu[i - 1])
+        tw = math.atan(-F1) + ps - P.beta  # wanted rail slope angle atan(g') in the rail frame
+        tg = math.tan(tw)
+        # rail slopes rg1 decrease with v (convex head): bisection for rg1 == tg
+        if tg > P.rg1[0] or tg < P.rg1[nr - 1]:
+            continue
+        lo = 0
+        hi = nr - 1
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if P.rg1[mid] >= tg:
+                lo = mid
+            else:
+                hi = mid
+        d1 = P.rg1[lo] - P.rg1[hi]
+        w = 0.5 if d1 == 0.0 else (P.rg1[lo] - tg) / d1
+        v = P.rv[lo] + w * (P.rv[hi] - P.rv[lo])
+        g = P.rg[lo] + w * (P.rg[hi] - P.rg[lo])
+        a = P.L_w + u
+        b = -(P.r0 + P.wF[i])
+        WY = ys + c * a - s * b
+        WZ = z + s * a + c * b
+        PY = Lrs + cb * v - sb * g
+        PZ = sb * v + cb * g
+        nY = -cb * tg - sb
+        nZ = -sb * tg + cb
+        nn = math.sqrt(nY * nY + nZ * nZ)
+        U[k] = u
+        V[k] = v
+        D[k] = ((PY - WY) * nY + (PZ - WZ) * nZ) / nn
+        T[k] = ((PY - WY) * nZ - (PZ - WZ) * nY) / nn
+        k += 1
+    return U[:k], V[:k], D[:k], T[:k]
+
+
+# ----------------------------------------------------------------------------------------- eq 12
+
+@njit(**JIT)
+def side_residual(P, sigma, y, z, phi, Lrs, u, v, R, Jrow, col_u, col_v, corner):
+    """Residual rows (W - P, t_w·n_r) of one side into R[0:3] and their Jacobian into Jrow[0:3, :]
+    (columns z, φ, u, v at 0, 1, col_u, col_v).  ``corner`` (finite): the wheel touches with the end point
+    u = corner of a restricted profile region; the third row becomes u - corner (no tangency)."""
+    ys = sigma * y
+    ps = sigma * phi
+    c = math.cos(ps)
+    s = math.sin(ps)
+    cb = math.cos(P.beta)
+    sb = math.sin(P.beta)
+    F, F1, F2, F3_ = pp_eval(P.wx, P.wc, u)
+    h = P.r0 + F
+    g, g1, g2, g3 = pp_eval(P.rx, P.rc, v)
+    a = P.L_w + u
+    b = -h
+    WY = ys + c * a - s * b
+    WZ = z + s * a + c * b
+    PY = Lrs + cb * v - sb * g
+    PZ = sb * v + cb * g
+    th = P.beta - ps
+    ct = math.cos(th)
+    st = math.sin(th)
+    R[0] = WY - PY
+    R[1] = WZ - PZ
+    R[2] = -g1 * ct - st + F1 * g1 * st - F1 * ct
+    for k in range(Jrow.shape[1]):
+        Jrow[0, k] = 0.0
+        Jrow[1, k] = 0.0
+        Jrow[2, k] = 0.0
+    # d/dz
+    Jrow[1, 0] = 1.0
+    # d/dphi = sigma * d/dps ; dW/dps = (-(WZ - z), WY - ys)
+    Jrow[0, 1] = sigma * (-(WZ - z))
+    Jrow[1, 1] = sigma * (WY - ys)
+    Jrow[2, 1] = -sigma * (g1 * st - ct + F1 * g1 * ct + F1 * st)
+    # d/du: R(ps)(1, -h')
+    Jrow[0, col_u] = c + s * F1
+    Jrow[1, col_u] = s - c * F1
+    Jrow[2, col_u] = F2 * (g1 * st - ct)
+    # d/dv: -R(beta)(1, g')
+    Jrow[0, col_v] = -(cb - sb * g1)
+    Jrow[1, col_v] = -(sb + cb * g1)
+    Jrow[2, col_v] = g2 * (F1 * st - ct)
+    if np.isfinite(corner):
+        R[2] = u - corner
+        for k in range(Jrow.shape[1]):
+            Jrow[2, k] = 0.0
+        Jrow[2, col_u] = 1.0
+
+
+@njit(**JIT)
+def residual12(P, y, xi, x, R, J, cornerL, cornerR):
+    """Eq 12 residual R[6] and Jacobian J[6, 6] at x = (z, φ, u_l, v_l, u_r, v_r) (NaN corners: tangent
+    contact on both wheels)."""
+    Lrs = P.L_r + 0.5 * xi
+    side_residual(P, 1.0, y, x[0], x[1], Lrs, x[2], x[3], R[0:3], J[0:3, :], 2, 3, cornerL)
+    side_residual(P, -1.0, y, x[0], x[1], Lrs, x[4], x[5], R[3:6], J[3:6, :], 4, 5, cornerR)
+
+
+@njit(**JIT)
+def newton12(P, y, xi, x, maxit, cornerL, cornerR):
+    """Newton on eq 12 from x (modified in place).  Returns (converged, iterations, max |residual|)."""
+    R = np.empty(6)
+    J = np.empty((6, 6))
+    res = np.inf
+    for it in range(maxit):
+        residual12(P, y, xi, x, R, J, cornerL, cornerR)
+        res = np.max(np.abs(R))
+        dx = np.linalg.solve(J, R)
+        step = 0.0
+        for k in range(6):
+            x[k] -= dx[k]
+            step = max(step, abs(dx[k]))
+        if step < 1e-15:
+            residual12(P, y, xi, x, R, J, cornerL, cornerR)
+            return True, it + 1, np.max(np.abs(R))
+        if not np.isfinite(step) or step > 0.05:
+            return False, it + 1, res
+    residual12(P, y, xi, x, R, J, cornerL, cornerR)
+    res = np.max(np.abs(R))
+    return res < 1e-12, maxit, res
+
+
+@njit(**JIT)
+def sensitivities12(P, y, xi, x, cornerL, cornerR):
+    """dx/dy and dx/dξ_g of the eq-12 solution (implicit function theorem), each float64[6]."""
+    R = np.empty(6)
+    J = np.empty((6, 6))
+    residual12(P, y, xi, x, R, J, cornerL, cornerR)
+    Ry = np.zeros(6)
+    Ry[0] = 1.0  # dW_Y/dy on the left: +1 ; right side: sigma * 1 = -1
+    Ry[3] = -1.0
+    Rx = np.zeros(6)
+    Rx[0] = -0.5  # -dP_Y/dξ
+    Rx[3] = -0.5
+    dy = -np.linalg.solve(J, Ry)
+    dxi = -np.linalg.solve(J, Rx)
+    return dy, dxi
+
+
+# ----------------------------------------------------------------------------------------- eq 15
+
+@njit(**JIT)
+def indentation(P, sigma, y, z, phi, Lrs, u, v, maxit):
+    """Maximum relative indentation (eq 15) near (u, v) for a given wheelset position.
+
+    Solves t_w·(W(u) - P(v)) = 0 and t_w·n_r = 0 by Newton.  Returns (converged, u, v, δ) where
+    δ = (P - W)·n_r / |n_r| is the indentation along the rail normal [m] (positive = penetration).
+    """
+    ys = sigma * y
+    ps = sigma * phi
+    c = math.cos(ps)
+    s = math.sin(ps)
+    cb = math.cos(P.beta)
+    sb = math.sin(P.beta)
+    ok = False
+    for it in range(maxit):
+        F, F1, F2, _ = pp_eval(P.wx, P.wc, u)
+        g, g1, g2, _ = pp_eval(P.rx, P.rc, v)
+        a = P.L_w + u
+        b = -(P.r0 + F)
+        WY = ys + c * a - s * b
+        WZ = z + s * a + c * b
+        PY = Lrs + cb * v - sb * g
+        PZ = sb * v + cb * g
+        tY = c + s * F1  # wheel tangent R(ps)(1, -F1)
+        tZ = s - c * F1
+        nY = -cb * g1 - sb  # rail normal R(beta)(-g1, 1)
+        nZ = -sb * g1 + cb
+        dY = WY - PY
+        dZ = WZ - PZ
+        r1 = tY * dY + tZ * dZ
+        r2 = tY * nY + tZ * nZ
+        # derivatives
+        tYu = s * F2
+        tZu = -c * F2
+        WYu = tY
+        WZu = tZ
+        PYv = cb - sb * g1
+        PZv = sb + cb * g1
+        nYv = -cb * g2
+        nZv = -sb * g2
+        a11 = tYu * dY + tZu * dZ + tY * WYu + tZ * WZu
+        a12 = -(tY * PYv + tZ * PZv)
+        a21 = tYu * nY + tZu * nZ
+        a22 = tY * nYv + tZ * nZv
+        det = a11 * a22 - a12 * a21
+        if det == 0.0 or not np.isfinite(det):
+            break
+        du = (r1 * a22 - r2 * a12) / det
+        dv = (a11 * r2 - a21 * r1) / det
+        u -= du
+        v -= dv
+        if abs(du) + abs(dv) < 1e-15:
+            ok = True
+            break
+        if abs(du) + abs(dv) > 0.02:
+            break
+    F, F1, F2, _ = pp_eval(P.wx, P.wc, u)
+    g, g1, g2, _ = pp_eval(P.rx, P.rc, v)
+    a = P.L_w + u
+    b = -(P.r0 + F)
+    WY = ys + c * a - s * b
+    WZ = z + s * a + c * b
+    PY = Lrs + cb * v - sb * g
+    PZ = sb * v + cb * g
+    nY = -cb * g1 - sb
+    nZ = -sb * g1 + cb
+    nn = math.sqrt(nY * nY + nZ * nZ)
+    delta = ((PY - WY) * nY + (PZ - WZ) * nZ) / nn
+    return ok, u, v, delta
+
+
+# ----------------------------------------------------------------------------------------- driver
+
+@njit(**JIT)
+def side_penetration(P, sigma, y, z, phi, Lrs, ulo, uhi, u_excl=np.nan, excl=0.0):
+    """Largest vertical penetration [m] (negative gap) of one side's wheel region at this wheelset
+    position, and the wheel and rail coordinates where it occurs (from the scan).  Points within
+    ``excl`` [m] of the wheel coordinate ``u_excl`` (a contact point just solved) are skipped: there the
+    scan's interpolation error, not another contact, decides the sign."""
+    Y, G, U, V = side_gap_curve(P, sigma * y, sigma * phi, Lrs, ulo, uhi)
+    best = -1
+    for i in range(G.shape[0]):
+        if excl > 0.0 and abs(U[i] - u_excl) < excl:
+            continue
+        if best < 0 or G[i] < G[best]:
+            best = i
+    if best < 0:
+        return -np.inf, np.nan, np.nan
+    return -(G[best] + z), U[best], V[best]
+
+
+@njit(**JIT)
+def _corner_of(P, u, lo, hi, step):
+    if lo > P.wu[0] and u - lo < 1.5 * step:
+        return lo
+    if hi < P.wu[-1] and hi - u < 1.5 * step:
+        return hi
+    return np.nan
+
+
+@njit(**JIT)
+def _accept(P, y, xi, x, uLlo, uLhi, uRlo, uRhi, tol):
+    """(ok, penetration left, u, v, penetration right, u, v) of a converged Newton solution."""
+    Lrs = P.L_r + 0.5 * xi
+    if not (x[2] >= uLlo - 1e-12 and x[2] <= uLhi + 1e-12 and x[4] >= uRlo - 1e-12 and x[4] <= uRhi + 1e-12):
+        return False, np.inf, np.nan, np.nan, np.inf, np.nan, np.nan
+    pl, ul, vl = side_penetration(P, 1.0, y, x[0], x[1], Lrs, uLlo, uLhi, x[2], 5e-4)
+    pr, ur, vr = side_penetration(P, -1.0, y, x[0], x[1], Lrs, uRlo, uRhi, x[4], 5e-4)
+    return pl <= tol and pr <= tol, pl, ul, vl, pr, ur, vr
+
+
+@njit(**JIT)
+def solve_point(P, y, xi, uLlo, uLhi, uRlo, uRhi, x, have_guess, cornerL0, cornerR0, tol):
+    """Contact of both wheels (restricted to wheel regions [lo, hi]) at lateral shift ``y`` and gauge
+    variation ``xi`` [m].  ``x`` float64[6] = (z, φ, u_l, v_l, u_r, v_r) holds the guess and receives the
+    solution.  A guess is refined by Newton and accepted when no other point of either region penetrates
+    by more than ``tol`` [m]; otherwise (or without guess) the global bisection scan restarts it, and a
+    Newton solution that leaves another point penetrating is restarted from that point (two basins of
+    nearly equal depth, e.g. at a steep flange where the scan is least accurate).
+
+    Returns (status, cornerL, cornerR): status 0 = accepted from the guess, 1 = after the global scan,
+    -1 = failed; corner = NaN for a tangent contact or the region end point touching (restricted regions).
+    """
+    step = P.wu[1] - P.wu[0]
+    if have_guess:
+        xt = x.copy()
+        ok, it, res = newton12(P, y, xi, xt, 40, cornerL0, cornerR0)
+        if ok:
+            acc, pl, ul, vl, pr, ur, vr = _accept(P, y, xi, xt, uLlo, uLhi, uRlo, uRhi, tol)
+            if acc:
+                x[:] = xt
+                return 0, cornerL0, cornerR0
+    z, phi, ul, vl, ur, vr = coarse_solve(P, y, xi, uLlo, uLhi, uRlo, uRhi, 0.06)
+    for attempt in range(6):
+        cL = _corner_of(P, ul, uLlo, uLhi, step)
+        cR = _corner_of(P, ur, uRlo, uRhi, step)
+        x[0] = z
+        x[1] = phi
+        x[2] = ul if np.isnan(cL) else cL
+        x[3] = vl
+        x[4] = ur if np.isnan(cR) else cR
+        x[5] = vr
+        ok, it, res = newton12(P, y, xi, x, 60, cL, cR)
+        if not ok:
+            return -1, cL, cR
+        acc, pl, pul, pvl, pr, pur, pvr = _accept(P, y, xi, x, uLlo, uLhi, uRlo, uRhi, tol)
+        if acc:
+            return 1, cL, cR
+        z = x[0]
+        phi = x[1]
+        ul, vl, ur, vr = x[2], x[3], x[4], x[5]
+        if pl > tol:
+            ul, vl = pul, pvl
+        if pr > tol:
+            ur, vr = pur, pvr
+    return -1, np.nan, np.nan
+
+
+@njit(**JIT)
+def side_quantities(P, sigma, phi, u, v):
+    """Contact quantities of one side from its wheel/rail coordinates (left form u, v) and the roll φ.
+
+    Returns (h, γ_w, γ, κ_w, κ_r, A, B, dY, dZ): rolling radius [m]; contact angle in the wheelset frame
+    and in the track frame [rad] (positive towards the track centre); lateral profile curvatures of wheel
+    and rail [1/m] (convex positive); Hertz curvature sums A (rolling direction, ½ cos γ_w / h) and B
+    (lateral, ½(κ_w + κ_r)) [1/m]; contact point relative to the wheelset centre in the track frame
+    (original orientation: dY positive to the left) [m].
+    """
+    F, F1, F2, _ = pp_eval(P.wx, P.wc, u)
+    g, g1, g2, _ = pp_eval(P.rx, P.rc, v)
+    h = P.r0 + F
+    gw = math.atan(-F1)
+    ps = sigma * phi
+    gam = gw + ps
+    kw = -F2 / (1.0 + F1 * F1) ** 1.5
+    kr = -g2 / (1.0 + g1 * g1) ** 1.5
+    A = 0.5 * math.cos(gw) / h
+    B = 0.5 * (kw + kr)
+    a = P.L_w + u
+    b = -h
+    c = math.cos(ps)
+    s = math.sin(ps)
+    dY = sigma * (c * a - s * b)
+    dZ = s * a + c * b
+    return h, gw, gam, kw, kr, A, B, dY, dZ
+
+
+@njit(**JIT)
+def kec_coordinates(y, z, phi, r0, L_w):
+    """Invert the left-wheel rows of paper 004 eq 22 (no irregularity) for the knife-edge-equivalent
+    contact position s^k and profile value f^k of a wheelset solution (y, z, φ) (left form)."""
+    s = -(y + phi * z + phi * phi * L_w) / (1.0 + phi * phi)
+    f = phi * s + z + phi * L_w - r0
+    return s, f
+
+
+# ----------------------------------------------------------------------------------------- python API
+
+NAN = float("nan")
+
+
+class ContactSolver:
+    """Off-line wheelset contact solver for one profile pair (wraps the numba kernels).
+
+    ``tol`` [m]: penetration accepted elsewhere on a wheel region when a Newton solution is verified by
+    the scan (the scan's linear interpolation error is below 1e-8 m at the default 20 µm sampling).
+    """
+
+    def __init__(self, wheel: Profile, rail: Profile, placement: Placement, scan_step: float = 2e-5,
+                 tol: float = 2e-8):
+        self.wheel = wheel
+        self.rail = rail
+        self.placement = placement
+        self.gp = geometry_params(wheel, rail, placement, scan_step)
+        self.tol = tol
+        uu = self.gp.wu
+        neg = uu < 0
+        self.u_tip = float(uu[neg][np.argmax(self.gp.wF[neg])]) if np.any(neg) else float(uu[0])
+        self.u_max = float(uu[-1])
+
+    # -- single solutions
+    def solve(self, y: float, xi: float = 0.0, regions=None, guess=None, corners=(NAN, NAN)):
+        """Contact of both wheels at lateral shift ``y`` and gauge variation ``xi`` [m].
+
+        ``regions``: ((lo, hi) left, (lo, hi) right) wheel coordinate ranges [m] (default: flange tip to
+        field-side end).  Returns (x float64[6] = (z, φ, u_l, v_l, u_r, v_r), status, (corner_l, corner_r));
+        raises RuntimeError when no contact is found.
+        """
+        (a, b), (c, d) = regions if regions is not None else ((self.u_tip, self.u_max), (self.u_tip, self.u_max))
+        x = np.zeros(6) if guess is None else np.array(guess, dtype=float)
+        st, cl, cr = solve_point(self.gp, float(y), float(xi), a, b, c, d, x, guess is not None,
+                                 corners[0], corners[1], self.tol)
+        if st < 0:
+            raise RuntimeError(f"no wheel/rail contact found at y = {y * 1e3:.4f} mm, ξ_g = {xi * 1e3:.3f} mm")
+        return x, st, (cl, cr)
+
+    def newton(self, y, xi, x, corners=(NAN, NAN)):
+        """Local Newton continuation of a branch (no global check).  Returns (x, ok)."""
+        xx = np.array(x, dtype=float)
+        ok, _, _ = newton12(self.gp, float(y), float(xi), xx, 40, corners[0], corners[1])
+        return xx, bool(ok)
+
+    def follow(self, y0, x0, y1, xi=0.0, corners=(NAN, NAN), depth=12):
+        """Continue the branch through (y0, x0) to y1 by Newton, halving the step where Newton fails.
+        Returns (x, ok)."""
+        x, ok = self.newton(y1, xi, x0, corners)
+        if ok or depth == 0:
+            return x, ok
+        ym = 0.5 * (y0 + y1)
+        xm, ok = self.follow(y0, x0, ym, xi, corners, depth - 1)
+        if not ok:
+            return xm, False
+        return self.follow(ym, xm, y1, xi, corners, depth - 1)
+
+    def sensitivities(self, y, xi, x, corners=(NAN, NAN)):
+        """(dx/dy, dx/dξ_g) of a solution, each float64[6]."""
+        return sensitivities12(self.gp, float(y), float(xi), np.asarray(x, float), corners[0], corners[1])
+
+    def quantities(self, x, side: int):
+        """Contact quantities (see :func:`side_quantities`) of the left (side=+1) or right (-1) wheel."""
+        u, v = (x[2], x[3]) if side > 0 else (x[4], x[5])
+        return side_quantities(self.gp, float(side), float(x[1]), float(u), float(v))
+
+    def residual(self, y, xi, x, corners=(NAN, NAN)):
+        """Eq 12 residual float64[6] (positions [m] and tangency) of a solution."""
+        R = np.empty(6)
+        J = np.empty((6, 6))
+        residual12(self.gp, float(y), float(xi), np.asarray(x, float), R, J, corners[0], corners[1])
+        return R
+
+    def gap_curve(self, y, xi, x, side: int, region=None):
+        """Scan of one side at a solution: (U, V, gap [m]) with the wheelset at its height z."""
+        lo, hi = region if region is not None else (self.u_tip, self.u_max)
+        Y, G, U, V = side_gap_curve(self.gp, side * y, side * x[1], self.gp.L_r + 0.5 * xi, lo, hi)
+        return U, V, G + x[0]
+
+    def indentation(self, y, xi, x, side: int, region):
+        """Maximum relative indentation (eq 15) of a wheel region at the wheelset position x: (ok, u, v, δ)
+        with δ [m] positive for penetration (negative: clearance along the common normal)."""
+        lo, hi = region
+        Lrs = self.gp.L_r + 0.5 * xi
+        U, V, D, T = normal_distance_curve(self.gp, side * y, side * x[1], x[0], Lrs, lo, hi)
+        if D.size == 0:
+            return False, NAN, NAN, -np.inf
+        roots = np.where(np.sign(T[:-1]) != np.sign(T[1:]))[0]
+        if roots.size == 0:  # no point faces the rail along its normal: report the nearest pair
+            i = int(np.argmin(np.abs(T)))
+            return False, float(U[i]), float(V[i]), float(D[i])
+        i = int(roots[np.argmax(D[roots])])
+        ok, u, v, d = indentation(self.gp, float(side), float(y), float(x[0]), float(x[1]), Lrs,
+                                  float(U[i]), float(V[i]), 60)
+        if not ok or u < lo - 1e-9 or u > hi + 1e-9:  # Newton left the region: keep the scan value
+            return False, float(U[i]), float(V[i]), float(D[i])
+        return True, u, v, d
+
+    # -- sweeps
+    def sweep(self, ys, xi=0.0, regions=None):
+        """Solutions on an increasing grid of y (continuation, verified by the global scan at every point).
+
+        Returns (X float64[n, 6], corners float64[n, 2], status int[n])."""
+        ys = np.asarray(ys, float)
+        X = np.empty((ys.size, 6))
+        C = np.full((ys.size, 2), NAN)
+        S = np.empty(ys.size, dtype=np.int64)
+        guess = None
+        corners = (NAN, NAN)
+        for k, y in enumerate(ys):
+            x, st, corners = self.solve(y, xi, regions, guess, corners)
+            X[k] = x
+            C[k] = corners
+            S[k] = st
+            guess = x
+        return X, C, S
+
+    # -- contact jumps (two-point contact of the rigid solution)
+    def find_jumps(self, ys, X, side: int = 1, xi: float = 0.0):
+        """Contact jumps of one wheel along a sweep (ys, X) of the unrestricted solution.
+
+        A jump between two sweep points is flagged when the Newton continuation of the earlier solution
+        leaves a point of *this* wheel penetrating; it is located exactly by a root of the maximum
+        relative indentation (eq 15) of the new basin along the continued old branch: at the jump both
+        contact points touch (two-point contact).  Returns a list of dicts with y, the solutions of the
+        outer (old) and inner (new) branch at the jump, both wheel coordinates and the ridge between them
+        (the wheel coordinate of the largest gap between the two contacts).  An interval where the old
+        branch ends (a fold: the contact point runs away faster than any step resolves) or where the new
+        basin's indentation does not change sign along the old branch is skipped (callers treat it as a
+        "fast" jump at the interval's midpoint).
+        """
+        from scipy.optimize import brentq
+
+        cu = 2 if side > 0 else 4
+        out = []
+        Lrs = self.gp.L_r + 0.5 * xi
+        for k in range(len(ys) - 1):
+            xa, ok = self.follow(ys[k], X[k], ys[k + 1], xi)
+            if not ok:  # the old branch folds (ends) inside the interval: no two-point contact to locate
+                continue
+            pen, _, _ = side_penetration(self.gp, float(side), ys[k + 1], xa[0], xa[1], Lrs, self.u_tip,
+                                         self.u_max, xa[cu], 5e-4)
+            if pen <= self.tol:
+                continue
+            uB, vB = X[k + 1][cu], X[k + 1][cu + 1]
+
+            def branch_a(y):
+                x, ok = self.follow(ys[k], X[k], y, xi)
+                if not ok:
+                    raise RuntimeError("branch continuation failed while locating a contact jump")
+                return x
+
+            def delta_b(y):
+                x = branch_a(y)
+                okb, u, v, d = indentation(self.gp, float(side), float(y), float(x[0]), float(x[1]), Lrs,
+                                           float(uB), float(vB), 60)
+                return d
+
+            try:
+                yj = brentq(delta_b, ys[k], ys[k + 1], xtol=1e-14, rtol=1e-14, maxiter=200)
+            except (ValueError, RuntimeError):  # the new basin's indentation does not bracket a root
+                continue
+            xA = branch_a(yj)
+            okb, u, v, d = indentation(self.gp, float(side), float(yj), float(xA[0]), float(xA[1]), Lrs,
+                                       float(uB), float(vB), 60)
+            xB = xA.copy()
+            xB[cu] = u
+            xB[cu + 1] = v
+            xB, okB = self.newton(yj, xi, xB)
+            uA = xA[cu]
+            U, V, G = self.gap_curve(yj, xi, xA, side)
+            lo, hi = min(uA, xB[cu]), max(uA, xB[cu])
+            m = (U > lo) & (U < hi)
+            ridge = float(U[m][np.argmax(G[m])]) if np.any(m) else 0.5 * (lo + hi)
+            out.append(dict(y=float(yj), x_outer=xA, x_inner=xB, u_outer=float(uA), u_inner=float(xB[cu]),
+                            ridge=ridge, ok=bool(okB)))
+        return out
+
+
+# ----------------------------------------------------------------------------------------- KEC nodes
+
+@njit(**JIT)
+def _kec_residual7(P, X, kappa, R, J, cL, cR):
+    """Eq 12 (rows 0-5) plus the left-wheel KEC coordinate condition s^k(y, z, φ) = κ (row 6) for the
+    unknowns X = (z, φ, u_l, v_l, u_r, v_r, y)."""
+    y = X[6]
+    x = X[:6]
+    R6 = np.empty(6)
+    J6 = np.empty((6, 6))
+    residual12(P, y, 0.0, x, R6, J6, cL, cR)
+    for i in range(7):
+        for j in range(7):
+            J[i, j] = 0.0
+    for i in range(6):
+        R[i] = R6[i]
+        for j in range(6):
+            J[i, j] = J6[i, j]
+    J[0, 6] = 1.0   # dW_Y/dy, left
+    J[3, 6] = -1.0  # right (sigma = -1)
+    z = X[0]
+    phi = X[1]
+    d = 1.0 + phi * phi
+    num = y + phi * z + phi * phi * P.L_w
+    R[6] = -num / d - kappa
+    J[6, 6] = -1.0 / d
+    J[6, 0] = -phi / d
+    J[6, 1] = -((z + 2.0 * phi * P.L_w) * d - num * 2.0 * phi) / (d * d)
+
+
+@njit(**JIT)
+def kec_node_newton(P, X, kappa, maxit, cL, cR):
+    """Newton on the 7-equation KEC node system from X (in place): the rigid wheelset solution whose
+    left wheel sits at KEC coordinate κ.  Returns (converged, dX/dκ float64[7])."""
+    R = np.empty(7)
+    J = np.empty((7, 7))
+    ok = False
+    for it in range(maxit):
+        _kec_residual7(P, X, kappa, R, J, cL, cR)
+        dx = np.linalg.solve(J, R)
+        step = 0.0
+        for k in range(7):
+            X[k] -= dx[k]
+            step = max(step, abs(dx[k]))
+        if step < 1e-15:
+            ok = True
+            break
+        if not np.isfinite(step) or step > 0.05:
+            break
+    _kec_residual7(P, X, kappa, R, J, cL, cR)
+    e = np.zeros(7)
+    e[6] = 1.0
+    dX = np.linalg.solve(J, e)
+    if np.max(np.abs(R)) > 1e-12:
+        ok = False
+    return ok, dX
