@@ -27,6 +27,8 @@ def _encoding(ds: xr.Dataset, chunks: dict) -> dict:
     for name, var in ds.variables.items():
         if var.dtype.kind in "fiu" and var.ndim >= 1:
             enc[name] = {"chunks": tuple(chunks.get(d, ds.sizes[d]) for d in var.dims)}
+    for name in ds.coords:   # CF 2.5.1: coordinate variables have no _FillValue
+        enc.setdefault(name, {})["_FillValue"] = None
     return enc
 
 
