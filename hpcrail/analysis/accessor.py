@@ -94,6 +94,8 @@ class HpcrailAccessor:
         params = self.parameters
         if not params:
             raise ValueError("no swept parameters in this dataset (a single run, or not an hpcrail sweep store)")
+        if len(params) == 1:   # one parameter: an index of its own along scenario (scenario stays)
+            return ds if params[0] in ds.indexes else ds.set_xindex(params[0])
         if "scenario" in ds.coords and "scenario_index" not in ds.coords:
             ds = ds.assign_coords(scenario_index=("scenario", np.asarray(ds["scenario"].values),
                                                   {"long_name": "scenario index in the sweep"}))
@@ -124,10 +126,11 @@ class HpcrailAccessor:
             raise ValueError(f"not a grid design (design {self._ds.attrs.get('design', 'unknown')!r}: the "
                              "scenarios are not every combination of the parameters' levels): use indexed(), "
                              "groupby or metrics_table()")
-        ind = self._flat().hpcrail.indexed()
+        flat = self._flat()
         if len(params) == 1:
-            return ind.swap_dims(scenario=params[0]).drop_vars("scenario", errors="ignore")
-        return ind.unstack("scenario")
+            p = params[0]
+            return flat.drop_indexes(p, errors="ignore").swap_dims(scenario=p).drop_vars("scenario", errors="ignore")
+        return flat.hpcrail.indexed().unstack("scenario")
 
     def completed(self) -> xr.Dataset:
         """Scenarios that ran to their end (status completed or event_stop)."""

@@ -54,7 +54,7 @@ from pydantic import Field, field_validator, model_validator
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
 from hpcrail.config.loading import (
-    _display, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
+    _display, _fix_numbers, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
 )
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
@@ -551,18 +551,31 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
     return issues
 
 
-def load_spec(path: str | Path) -> tuple[SweepSpec, Document, str]:
-    """Read and validate a sweep spec; returns ``(spec, document, text)``.
+def spec_source(spec: str | Path | dict) -> tuple[Path, dict | None]:
+    """``(spec file, tree)`` of a spec given as a file or as a mapping (Python API): a mapping's relative
+    paths (``base``, component files) are relative to the working directory, and its file is the
+    virtual ``<name>.yaml`` there (``tree`` None for a file)."""
+    if isinstance(spec, dict):
+        return Path.cwd() / f"{spec.get('name') or 'sweep'}.yaml", spec
+    return Path(spec), None
+
+
+def load_spec(path: str | Path | dict) -> tuple[SweepSpec, Document, str]:
+    """Read and validate a sweep spec (a file, or a mapping: see :func:`spec_source`); returns
+    ``(spec, document, text)``.
 
     Raises :class:`~hpcrail.config.ConfigError` with every problem (file, field, value, allowed).
     """
-    path = Path(path)
-    root = read_yaml(path)
-    doc = Document(tree=root, root_file=_display(path))
+    import yaml
+
+    path, tree = spec_source(path)
+    root = read_yaml(path) if tree is None else _fix_numbers(tree)
+    doc = Document(tree=root, root_file=_display(path) if tree is None else "<sweep spec>")
     if not isinstance(root, dict):
         raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping", root)])
     spec = validate(SweepSpec, doc, lambda s, d: _check_spec(s, d, path))
-    return spec, doc, path.read_text()
+    text = path.read_text() if tree is None else yaml.safe_dump(tree, sort_keys=False)
+    return spec, doc, text
 
 
 def _resolve_value(value, where: Path, cache: dict):
@@ -606,8 +619,8 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     ``invalid`` and goes on); a base that does not validate, an unknown parameter path or a bad
     spec raise :class:`~hpcrail.config.ConfigError`.
     """
-    spec_file = Path(path)
-    spec, sdoc, text = load_spec(spec_file)
+    spec_file, _tree = spec_source(path)
+    spec, sdoc, text = load_spec(path)
     files: dict = {}
     base = load_document(spec_file.parent / spec.base)
     issues = []
