@@ -1,7 +1,10 @@
 """Build hook (everything else is in pyproject.toml): a wheel carries the example scenarios, sweep jobs and
 Slurm templates under ``hpcrail/examples/`` (``hpcrail examples --copy DIR``) and the git commit it was
-built from (``hpcrail/_build_info.json``, read by ``hpcrail.provenance.git_info`` when there is no checkout)."""
+built from (``hpcrail/_build_info.json``, read by ``hpcrail.provenance.git_info`` when there is no checkout;
+``HPCRAIL_GIT_COMMIT`` names it when building from a copy without ``.git``).  MANIFEST.in puts the example
+directories into the sdist, so a wheel built from the sdist has them too."""
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,6 +17,9 @@ EXAMPLE_DIRS = ("configs", "jobs", "slurm")
 
 
 def _commit() -> str:
+    """The commit being built: $HPCRAIL_GIT_COMMIT (builds from a copy without .git), else git."""
+    if os.environ.get("HPCRAIL_GIT_COMMIT"):
+        return os.environ["HPCRAIL_GIT_COMMIT"]
     try:
         return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip() or "unknown"

@@ -15,100 +15,10 @@ The command line and this API share every step: loading and validation (:mod:`hp
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 
-def _override_items(overrides, kw: dict) -> list[tuple[str, Any]]:
-    items: list[tuple[str, Any]] = []
-    if overrides is None:
-        pass
-    elif isinstance(overrides, Mapping):
-        items += [(str(k), v) for k, v in overrides.items()]
-    elif isinstance(overrides, str):
-        raise TypeError("overrides: a mapping {'dotted.path': value} or a list of 'dotted.path=value' strings, "
-                        f"not the string {overrides!r}")
-    else:
-        from hpcrail.config.loading import parse_override
-
-        for text in overrides:
-            parts, value = parse_override(str(text))
-            items.append((".".join(parts), value))
-    items += [(k.replace("__", "."), v) for k, v in kw.items()]
-    return items
-
-
-def load(path: str | Path, overrides: Mapping[str, Any] | Iterable[str] | None = None, /, **kw):
-    """Load, override and validate a scenario file of any model kind; returns the validated scenario.
-
-    ``overrides``: ``{"simulation.duration_s": 600}`` or ``["simulation.duration_s=600"]`` (the dotted
-    paths of ``hpcrail run --set``); keyword arguments do the same with ``__`` for the dots
-    (``simulation__duration_s=600``).  The scenario validates assignments
-    (``sc.simulation.duration_s = -1`` raises ``pydantic.ValidationError``); :func:`simulate` validates the
-    whole scenario again, cross-field rules included.
-
-    Raises :class:`~hpcrail.config.ConfigError` listing every problem (file, field, value, allowed).
-    """
-    from hpcrail.config import ConfigError, ConfigIssue
-    from hpcrail.config.loading import load_document, set_path
-    from hpcrail.kinds import validate_document
-
-    doc = load_document(path)
-    issues = []
-    try:
-        items = _override_items(overrides, kw)
-    except ValueError as exc:
-        raise ConfigError([ConfigIssue("overrides", "(override)", str(exc))]) from None
-    for dotted, value in items:
-        parts = dotted.split(".")
-        try:
-            set_path(doc.tree, parts, value)
-            doc.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "overrides"
-        except (KeyError, IndexError) as exc:
-            issues.append(ConfigIssue("overrides", dotted, str(exc.args[0] if exc.args else exc)))
-    try:
-        sc = validate_document(doc)
-    except ConfigError as exc:
-        raise ConfigError(issues + exc.issues) from None
-    if issues:
-        raise ConfigError(issues)
-    return sc
-
-
-def revalidate(scenario):
-    """The scenario validated again from its canonical form, cross-field rules included (after
-    assignments).  Raises :class:`~hpcrail.config.ConfigError`."""
-    from hpcrail.config import Document
-    from hpcrail.config.loading import canonical_dict
-    from hpcrail.kinds import validate_document
-
-    return validate_document(Document(tree=canonical_dict(scenario), root_file="<scenario>"))
-
-
-def simulate(scenario, /, *, progress: bool = False, **overrides):
-    """Run a scenario (validated scenario, or a scenario file path with ``overrides`` as in :func:`load`)
-    and return its xarray Dataset — the dataset ``hpcrail run`` writes (failures are in ``status`` and
-    ``message``, never exceptions).  ``progress``: print progress lines on stderr.
-
-    Raises :class:`~hpcrail.config.ConfigError` for a scenario that does not validate.
-    """
-    from hpcrail.config.loading import canonical_yaml
-    from hpcrail.simulate import run_scenario
-
-    if isinstance(scenario, (str, Path)):
-        sc = load(scenario, **overrides)
-    else:
-        if overrides:
-            raise TypeError("overrides apply to a scenario file; set fields of a loaded scenario by assignment")
-        sc = revalidate(scenario)
-    cb, close = (None, lambda: None)
-    if progress:
-        from hpcrail.cli import progress_printer
-
-        cb, close = progress_printer(sc.name)
-    try:
-        return run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
-    finally:
-        close()
+from hpcrail.simulate import load, revalidate, simulate  # noqa: E402  (the API's load and simulate)
 
 
 def sweep(spec: str | Path | Mapping, store: str | Path | None = None, *, set: Iterable[str] = (),

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
-import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -84,58 +82,6 @@ def config_error_exit(exc: ConfigError) -> None:
     raise typer.Exit(EXIT_CONFIG)
 
 
-def _hms(seconds: float) -> str:
-    seconds = int(round(seconds))
-    h, rem = divmod(seconds, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
-
-
-def progress_printer(label: str):
-    """A progress callback ``(t, t_end, stats)`` showing simulated time, steps, elapsed and remaining
-    wall time (the remaining time once a rate is known: never "nan").
-
-    On a terminal it draws a rich progress bar; otherwise it prints a line every ~10 %.
-    Returns ``(callback, close)``.
-    """
-    start = time.perf_counter()
-    if sys.stderr.isatty() and not os.environ.get("CI"):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                        TextColumn("t = {task.completed:,.1f} / {task.total:,.0f} s"),
-                        TextColumn("{task.fields[steps]} steps"), TextColumn("elapsed"), TimeElapsedColumn(),
-                        TextColumn("remaining"), TimeRemainingColumn(), console=err_console, transient=True)
-        task = None
-
-        def cb(t, t_end, stats):
-            nonlocal task
-            if task is None:
-                prog.start()
-                task = prog.add_task(label, total=t_end, steps=0)
-            prog.update(task, completed=t, steps=f"{stats['steps']:,}")
-
-        return cb, prog.stop
-    last = [-1]
-    first = []
-
-    def cb_plain(t, t_end, stats):
-        now = time.perf_counter()
-        if not first:  # the first chunk includes compilation: measure the rate from here on
-            first.append((now, t))
-        pct = int(10 * t / t_end) if t_end > 0 else 10
-        if pct > last[0]:
-            last[0] = pct
-            el = now - start
-            t_ref, s_ref = first[0]
-            rate = (t - s_ref) / (now - t_ref) if now > t_ref and t > s_ref else 0.0
-            rem = f", remaining {_hms((t_end - t) / rate)}" if rate > 0 else ""
-            err_console.print(f"{label}: t = {t:,.1f} / {t_end:,.0f} s ({100 * t / t_end:3.0f} %), "
-                              f"{stats['steps']:,} steps, elapsed {_hms(el)}{rem}", highlight=False)
-
-    return cb_plain, lambda: None
-
-
 def print_metrics(ds) -> None:
     """The kind's summary outputs of a run dataset (display units) as a table."""
     from hpcrail import kinds
@@ -199,7 +145,7 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     from hpcrail.config import canonical_yaml
     from hpcrail.kinds import load_scenario
     from hpcrail.results.store import StoreExistsError, write_dataset
-    from hpcrail.simulate import run_scenario
+    from hpcrail.simulate import progress_printer, run_scenario
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]

@@ -72,10 +72,10 @@ def command_line(argv: list[str] | None = None) -> str:
     if not argv or not argv[0]:
         return "python (interactive)"
     prog = Path(argv[0]).name
-    if prog in ("hpcrail", "__main__.py") or (prog == "-c" and "hpcrail" in " ".join(argv[1:2])):
-        prog = "hpcrail"
-    elif prog.endswith(".py") or prog in ("-c", "-m"):
-        prog = f"python {prog}"
+    if prog in ("hpcrail", "__main__.py"):
+        return shlex.join(["hpcrail", *argv[1:]])
+    if prog.endswith(".py") or prog in ("-c", "-m"):
+        return "python " + shlex.join([prog, *argv[1:]])
     return shlex.join([prog, *argv[1:]])
 
 

@@ -153,8 +153,8 @@ def make_layout(exp, batch_size: int) -> Layout:
     v: dict = {}
     v["status"] = (("scenario",), f"<U{STATUS_WIDTH}", RUN_OUTPUTS[0].attrs())
     v["message"] = (("scenario",), f"<U{MESSAGE_WIDTH}", RUN_OUTPUTS[1].attrs())
-    v["done"] = (("scenario",), np.int8, {"long_name": "scenario done", "description": "1 once the scenario's "
-                                          "results are written (whatever its status); 0 while it is pending.",
+    v["done"] = (("scenario",), np.int8, {"long_name": "scenario done", "description": "One once the scenario's "
+                                          "results are written (whatever its status), zero while it is pending.",
                                           "flag_values": np.array([0, 1], dtype=np.int8),
                                           "flag_meanings": "pending done"})
     for o in RUN_OUTPUTS[2:]:

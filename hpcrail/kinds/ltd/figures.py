@@ -30,8 +30,6 @@ behind it).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import xarray as xr
 
