@@ -339,13 +339,18 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     return result
 
 
+def submit_limit(n_tasks: int, max_in_flight: int | None = None) -> int:
+    """Tasks submitted at once: ``max_in_flight`` if given, else every task up to :data:`MAX_SUBMITTED`."""
+    return int(max_in_flight) if max_in_flight else max(1, min(n_tasks, MAX_SUBMITTED))
+
+
 def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say) -> None:
     from distributed import as_completed
 
     # every batch at once (up to MAX_SUBMITTED): the scheduler queues them, and the dashboard's Progress
     # panel shows the study's batches done out of all; finished futures are kept (their results are a few
     # hundred bytes) so that they stay counted there until the end
-    limit = max_in_flight or max(4, min(len(tasks), MAX_SUBMITTED))
+    limit = submit_limit(len(tasks), max_in_flight)
     it = iter(tasks)
     ac = as_completed()
     keys = {}
