@@ -3,10 +3,27 @@
 One package per model kind (``hpcrail.kinds``: LTD, planar train, vertical vehicle) behind one
 descriptor; shared physics and numba kernels in ``hpcrail.models``; model-agnostic integrators in
 ``hpcrail.integrators``; generic results, sweeps, analysis and CLI read only the descriptors.  See
-docs/architecture.md.  Importing the package does not import numba: every kernel module imports
+docs/architecture.md.  The Python API: ``hpcrail.load``, ``hpcrail.simulate``, ``hpcrail.sweep``,
+``hpcrail.open_run``, ``hpcrail.open_sweep`` (:mod:`hpcrail.api`).  Importing the package does not import numba: every kernel module imports
 :mod:`hpcrail._numba` (numba cache directory and threading set-up) before defining kernels.
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: the Python API (:mod:`hpcrail.api`), imported on first use so that ``import hpcrail`` stays light
+_API = ("load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir")
+
+
+def __getattr__(name):
+    if name in _API:
+        from hpcrail import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'hpcrail' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_API))
+
+
+__all__ = ["__version__", *_API]

@@ -80,6 +80,48 @@ _configure_cache()
 _configure_threads()
 _tolerant_cache_index()
 
+def cache_dir() -> str:
+    """numba's cache directory of this hpcrail source (``~/.cache/hpcrail/numba/<hash>``)."""
+    return str(numba.config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR", ""))
+
+
+class compile_notice:
+    """Context manager calling ``say(text)`` once, when numba starts compiling a kernel (a cold start:
+    the first run after installing or changing hpcrail) — never on a run that loads every kernel from
+    the disk cache.  Uses numba's event API (``numba:compile``)."""
+
+    def __init__(self, say, text: str | None = None):
+        self.say = say
+        self.text = text or (f"compiling numba kernels (first run only, cached in {cache_dir()}): this takes "
+                             "1-2 minutes")
+        self.fired = False
+        self._listener = None
+
+    def __enter__(self):
+        from numba.core import event
+
+        notice = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                if not notice.fired:
+                    notice.fired = True
+                    notice.say(notice.text)
+
+            def on_end(self, ev):
+                pass
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        return False
+
+
 def one_blas_thread():
     """Context manager running BLAS/LAPACK (numpy, scipy) on one thread.
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
-import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -27,12 +25,52 @@ console = Console(stderr=False)
 err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
-_COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.friction", "hpcrail.commands.modes",
-                                 "hpcrail.commands.integrators", "hpcrail.commands.slurm",
-                                 "hpcrail.commands.contact"]
+_COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
+                                 "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
+                                 "hpcrail.commands.contact", "hpcrail.commands.examples"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3
+
+
+def _version(value: bool) -> None:
+    if value:
+        from hpcrail import __version__
+        from hpcrail.provenance import git_info
+
+        commit, dirty = git_info()
+        console.print(f"hpcrail {__version__}" + (f" (git {commit[:10]}{' dirty' if dirty else ''})"
+                                                  if commit != "unknown" else ""), highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the hpcrail version and exit")):
+    """hpcrail: railway train dynamics at HPC scale (LTD kernels, sweeps on dask, zarr results)."""
+
+
+def print_json(obj) -> None:
+    """``obj`` as indented JSON on stdout (numpy scalars as numbers, NaN as null)."""
+    import json
+    import math
+
+    import numpy as np
+
+    def clean(o):
+        if isinstance(o, dict):
+            return {str(k): clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        if isinstance(o, np.generic):
+            o = o.item()
+        if isinstance(o, float) and not math.isfinite(o):
+            return None
+        if isinstance(o, Path):
+            return str(o)
+        return o
+
+    typer.echo(json.dumps(clean(obj), indent=2, ensure_ascii=False))
 
 
 def config_error_exit(exc: ConfigError) -> None:
@@ -42,50 +80,6 @@ def config_error_exit(exc: ConfigError) -> None:
     for issue in exc.issues:
         err_console.print(f"  - {issue}", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_CONFIG)
-
-
-def progress_printer(label: str):
-    """A progress callback ``(t, t_end, stats)`` showing simulated time, speed-up and ETA.
-
-    On a terminal it draws a rich progress bar; otherwise it prints a line every ~10 %.
-    Returns ``(callback, close)``.
-    """
-    start = time.perf_counter()
-    if sys.stderr.isatty() and not os.environ.get("CI"):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                        TextColumn("t = {task.completed:,.1f} / {task.total:,.0f} s"),
-                        TextColumn("{task.fields[steps]} steps"), TimeElapsedColumn(), TimeRemainingColumn(),
-                        console=err_console, transient=True)
-        task = None
-
-        def cb(t, t_end, stats):
-            nonlocal task
-            if task is None:
-                prog.start()
-                task = prog.add_task(label, total=t_end, steps=0)
-            prog.update(task, completed=t, steps=f"{stats['steps']:,}")
-
-        return cb, prog.stop
-    last = [-1]
-    first = []
-
-    def cb_plain(t, t_end, stats):
-        now = time.perf_counter()
-        if not first:  # the first chunk includes compilation: measure the rate from here on
-            first.append((now, t))
-        pct = int(10 * t / t_end)
-        if pct > last[0]:
-            last[0] = pct
-            el = now - start
-            t_ref, s_ref = first[0]
-            rate = (t - s_ref) / (now - t_ref) if now > t_ref and t > s_ref else 0.0
-            eta = (t_end - t) / rate if rate > 0 else float("nan")
-            err_console.print(f"{label}: t = {t:,.1f} / {t_end:,.0f} s ({100 * t / t_end:3.0f} %), "
-                              f"{stats['steps']:,} steps, elapsed {el:.1f} s, ETA {eta:.1f} s", highlight=False)
-
-    return cb_plain, lambda: None
 
 
 def print_metrics(ds) -> None:
@@ -104,20 +98,54 @@ def print_metrics(ds) -> None:
     console.print(table)
 
 
+def status_line(ds) -> str:
+    """``status: completed; 150000 steps, ...`` (the message only when it says more than the status)."""
+    status, msg = str(ds["status"].values), str(ds["message"].values)
+    why = f" — {msg}" if msg and msg != status else ""
+    return (f"status: {status}{why}; {int(ds['nsteps']):,} steps, {int(ds['nfev']):,} RHS evaluations, "
+            f"wall {float(ds['wall_time']):.2f} s (+ {float(ds['compile_time']):.2f} s compile/load)")
+
+
+def run_json(ds, out: Path, figures: list) -> dict:
+    """What ``hpcrail run --json`` prints: status, statistics and every metric (SI and display units)."""
+    from hpcrail.results.units import clip_magnitude, to_display
+
+    metrics = {}
+    for name, v in ds.data_vars.items():
+        if v.attrs.get("role") != "metric":
+            continue
+        a = v.attrs
+        val = v.values.item()
+        entry = {"value": val, "units": a.get("units", ""), "long_name": a.get("long_name", name)}
+        if a.get("display_units") and a.get("display_units") != a.get("units") and v.dtype.kind == "f":
+            entry.update(display_value=clip_magnitude(float(to_display(val, a))), display_units=a["display_units"])
+        metrics[name] = entry
+    return {"store": str(out), "scenario": ds.attrs.get("scenario_name", ""), "model": ds.attrs.get("model", ""),
+            "status": str(ds["status"].values), "message": str(ds["message"].values),
+            "nsteps": int(ds["nsteps"]), "nfev": int(ds["nfev"]), "wall_time_s": float(ds["wall_time"]),
+            "compile_time_s": float(ds["compile_time"]), "metrics": metrics,
+            "warnings": [w for w in ds.attrs.get("warnings", "").splitlines() if w],
+            "figures": [str(p) for p in figures]}
+
+
 @app.command()
 def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML"),
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
         set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value (repeatable)"),
         overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+        plot: bool = typer.Option(False, "--plot", help="also write the run figures (hpcrail plot) to NAME_figures/"),
+        json_: bool = typer.Option(False, "--json", help="print status, statistics and metrics as JSON (no "
+                                   "progress or tables)"),
         partition: Optional[str] = typer.Option(
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
             "writes) | auto; same as --set partition.backend=...")):
     """Run one scenario and write its result dataset to a zarr store."""
+    from hpcrail._numba import compile_notice
     from hpcrail.config import canonical_yaml
     from hpcrail.kinds import load_scenario
     from hpcrail.results.store import StoreExistsError, write_dataset
-    from hpcrail.simulate import run_scenario
+    from hpcrail.simulate import progress_printer, run_scenario
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]
@@ -126,14 +154,17 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0
-    quiet = quiet or not root
+    quiet = quiet or json_ or not root
     out = output or Path(f"{sc.name}.zarr")
     if out.exists() and not overwrite:
         err_console.print(f"[bold red]error:[/] {out} exists; pass --overwrite to replace it", highlight=False)
         raise typer.Exit(EXIT_CONFIG)
     cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
+    say = (lambda text: None) if json_ or not root else (
+        lambda text: err_console.print(text, highlight=False, soft_wrap=True))
     try:
-        ds = run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
+        with compile_notice(say):
+            ds = run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
     finally:
         close()
     if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
@@ -144,15 +175,27 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         err_console.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(EXIT_CONFIG)
     status = str(ds["status"].values)
-    if not quiet:
-        print_metrics(ds)
-    console.print(f"status: {status} — {ds['message'].values}; {int(ds['nsteps'])} steps, "
-                  f"{int(ds['nfev'])} RHS evaluations, wall {float(ds['wall_time']):.2f} s "
-                  f"(+ {float(ds['compile_time']):.2f} s compile/load)", highlight=False)
-    if ds.attrs.get("warnings"):
-        for w in ds.attrs["warnings"].splitlines():
-            err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    console.print(f"wrote {out}", highlight=False)
+    figures: list = []
+    if plot:
+        from hpcrail.analysis.figures import run_figures
+
+        try:
+            figures = run_figures(ds, out.with_name(out.name.removesuffix(".zarr") + "_figures"))
+        except ValueError as exc:
+            err_console.print(f"[yellow]warning:[/] no figures: {exc}", highlight=False, soft_wrap=True)
+    if json_:
+        print_json(run_json(ds, out, figures))
+    else:
+        if not quiet:
+            print_metrics(ds)
+        console.print(status_line(ds), highlight=False, soft_wrap=True)
+        if ds.attrs.get("warnings"):
+            for w in ds.attrs["warnings"].splitlines():
+                err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
+        console.print(f"wrote {out}", highlight=False)
+        if figures:
+            console.print(f"wrote {len(figures)} figures to {figures[0].parent}/: "
+                          + ", ".join(p.name for p in figures), highlight=False, soft_wrap=True)
     if status not in ("completed", "event_stop"):
         raise typer.Exit(EXIT_FAILED_RUN)
 

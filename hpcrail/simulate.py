@@ -8,6 +8,14 @@ sweep`` share one schema per kind.
 """
 from __future__ import annotations
 
+import functools
+import os
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
 import numpy as np
 import xarray as xr
 
@@ -70,4 +78,164 @@ def run_batch(scenarios: list, t_outs: list | None = None, *, mode: str = "prang
     return out
 
 
-__all__ = ["run_scenario", "run_batch"]
+@functools.lru_cache(maxsize=1)
+def _stderr():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def progress_printer(label: str):
+    """A progress callback ``(t, t_end, stats)`` showing simulated time, steps, elapsed and remaining
+    wall time (the remaining time once a rate is known: never "nan").
+
+    On a terminal it draws a rich progress bar; otherwise it prints a line every ~10 %.
+    Returns ``(callback, close)``.
+    """
+    start = time.perf_counter()
+    if sys.stderr.isatty() and not os.environ.get("CI"):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                        TextColumn("t = {task.completed:,.1f} / {task.total:,.0f} s"),
+                        TextColumn("{task.fields[steps]} steps"), TextColumn("elapsed"), TimeElapsedColumn(),
+                        TextColumn("remaining"), TimeRemainingColumn(), console=_stderr(), transient=True)
+        task = None
+
+        def cb(t, t_end, stats):
+            nonlocal task
+            if task is None:
+                prog.start()
+                task = prog.add_task(label, total=t_end, steps=0)
+            prog.update(task, completed=t, steps=f"{stats['steps']:,}")
+
+        return cb, prog.stop
+    last = [-1]
+    first = []
+
+    def cb_plain(t, t_end, stats):
+        now = time.perf_counter()
+        if not first:  # the first chunk includes compilation: measure the rate from here on
+            first.append((now, t))
+        pct = int(10 * t / t_end) if t_end > 0 else 10
+        if pct > last[0]:
+            last[0] = pct
+            el = now - start
+            t_ref, s_ref = first[0]
+            rate = (t - s_ref) / (now - t_ref) if now > t_ref and t > s_ref else 0.0
+            rem = f", remaining {_hms((t_end - t) / rate)}" if rate > 0 else ""
+            _stderr().print(f"{label}: t = {t:,.1f} / {t_end:,.0f} s ({100 * t / t_end:3.0f} %), "
+                              f"{stats['steps']:,} steps, elapsed {_hms(el)}{rem}", highlight=False)
+
+    return cb_plain, lambda: None
+
+
+# ------------------------------------------------------------------------------------------------
+# the Python API's load / simulate (hpcrail.load, hpcrail.simulate; see hpcrail.api)
+# ------------------------------------------------------------------------------------------------
+def _override_items(overrides, kw: dict) -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = []
+    if overrides is None:
+        pass
+    elif isinstance(overrides, Mapping):
+        items += [(str(k), v) for k, v in overrides.items()]
+    elif isinstance(overrides, str):
+        raise TypeError("overrides: a mapping {'dotted.path': value} or a list of 'dotted.path=value' strings, "
+                        f"not the string {overrides!r}")
+    else:
+        from hpcrail.config.loading import parse_override
+
+        for text in overrides:
+            parts, value = parse_override(str(text))
+            items.append((".".join(parts), value))
+    items += [(k.replace("__", "."), v) for k, v in kw.items()]
+    return items
+
+
+def load(path: str | Path, overrides: Mapping[str, Any] | Iterable[str] | None = None, /, **kw):
+    """Load, override and validate a scenario file of any model kind; returns the validated scenario.
+
+    ``overrides``: ``{"simulation.duration_s": 600}`` or ``["simulation.duration_s=600"]`` (the dotted
+    paths of ``hpcrail run --set``); keyword arguments do the same with ``__`` for the dots
+    (``simulation__duration_s=600``).  The scenario validates assignments
+    (``sc.simulation.duration_s = -1`` raises ``pydantic.ValidationError``); :func:`simulate` validates the
+    whole scenario again, cross-field rules included.
+
+    Raises :class:`~hpcrail.config.ConfigError` listing every problem (file, field, value, allowed).
+    """
+    from hpcrail.config import ConfigError, ConfigIssue
+    from hpcrail.config.loading import load_document, set_path
+    from hpcrail.kinds import validate_document
+
+    doc = load_document(path)
+    issues = []
+    try:
+        items = _override_items(overrides, kw)
+    except ValueError as exc:
+        raise ConfigError([ConfigIssue("overrides", "(override)", str(exc))]) from None
+    for dotted, value in items:
+        parts = dotted.split(".")
+        try:
+            set_path(doc.tree, parts, value)
+            doc.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "overrides"
+        except (KeyError, IndexError) as exc:
+            issues.append(ConfigIssue("overrides", dotted, str(exc.args[0] if exc.args else exc)))
+    try:
+        sc = validate_document(doc)
+    except ConfigError as exc:
+        raise ConfigError(issues + exc.issues) from None
+    if issues:
+        raise ConfigError(issues)
+    return sc
+
+
+def revalidate(scenario):
+    """The scenario validated again from its canonical form, cross-field rules included (after
+    assignments).  Raises :class:`~hpcrail.config.ConfigError`."""
+    from hpcrail.config import Document
+    from hpcrail.config.loading import canonical_dict
+    from hpcrail.kinds import validate_document
+
+    return validate_document(Document(tree=canonical_dict(scenario), root_file="<scenario>"))
+
+
+def simulate(scenario, /, *, progress: bool = False, **overrides) -> xr.Dataset:
+    """Run a scenario (validated scenario, or a scenario file path with ``overrides`` as in :func:`load`)
+    and return its xarray Dataset — the dataset ``hpcrail run`` writes (failures are in ``status`` and
+    ``message``, never exceptions).  ``progress``: print progress lines on stderr.
+
+    Raises :class:`~hpcrail.config.ConfigError` for a scenario that does not validate.
+    """
+    from hpcrail.config.loading import canonical_yaml
+
+    if isinstance(scenario, (str, Path)):
+        sc = load(scenario, **overrides)
+    else:
+        if overrides:
+            raise TypeError("overrides apply to a scenario file; set fields of a loaded scenario by assignment")
+        sc = revalidate(scenario)
+    cb, close = progress_printer(sc.name) if progress else (None, lambda: None)
+    try:
+        return run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
+    finally:
+        close()
+
+
+class _CallableModule(types.ModuleType):
+    """``hpcrail.simulate`` is this module and, called, the API function :func:`simulate`
+    (``hpcrail.simulate(scenario)``: the package attribute is the module once it is imported)."""
+
+    def __call__(self, scenario, /, **kw):
+        return simulate(scenario, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = ["run_scenario", "run_batch", "load", "simulate", "revalidate", "progress_printer"]

@@ -12,8 +12,8 @@ from hpcrail.cli import EXIT_CONFIG, app, console, err_console
 
 @app.command("friction-report")
 def friction_report(store: Path = typer.Argument(..., help="result store (zarr) of a run with friction draft gears"),
-                    out: Optional[Path] = typer.Option(None, "-o", "--out", help="output directory "
-                                                       "(default: STORE name + '_report')"),
+                    output: Optional[Path] = typer.Option(None, "-o", "--output", help="output directory "
+                                                          "(default: STORE name + '_report')"),
                     coupler: int = typer.Option(4, "--coupler",
                                                 help="connection of the force figure (Oprea 2018 Fig 5: 4)"),
                     t_max: Optional[float] = typer.Option(None, "--t-max", help="end of the time axis [s]")):
@@ -36,7 +36,7 @@ def friction_report(store: Path = typer.Argument(..., help="result store (zarr) 
     if not 1 <= coupler <= M:
         err_console.print(f"[bold red]error:[/] --coupler {coupler} out of range; allowed: 1..{M}", highlight=False)
         raise typer.Exit(EXIT_CONFIG)
-    out = out or store.with_name(store.name.removesuffix(".zarr") + "_report")
+    out = output or store.with_name(store.name.removesuffix(".zarr") + "_report")
     paths = friction_figures(ds, out, coupler=coupler, t_max=t_max)
     chk = stationary_check(ds)
     lines = [f"# {ds.attrs.get('scenario_name', store.name)}: dry-friction draft gears",

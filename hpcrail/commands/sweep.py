@@ -28,7 +28,9 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
           memory: Optional[str] = typer.Option(None, "--memory", help="slurm: memory per worker job, e.g. 16GB"),
           walltime: Optional[str] = typer.Option(None, "--walltime", help="slurm: walltime per job, HH:MM:SS"),
-          partition: Optional[str] = typer.Option(None, "--partition", help="slurm: partition (queue) of the jobs"),
+          slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="slurm: partition (queue) of "
+                                                        "the worker jobs (run --partition means hidden-vehicle "
+                                                        "blocks)"),
           account: Optional[str] = typer.Option(None, "--account", help="slurm: account charged"),
           adaptive: Optional[str] = typer.Option(None, "--adaptive", help="slurm: MIN:MAX worker jobs scaled "
                                                  "with the pending tasks (instead of --jobs)"),
@@ -47,8 +49,10 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           max_in_flight: Optional[int] = typer.Option(None, "--max-in-flight", min=1,
                                                       help="tasks submitted at once (default: 2 per worker thread)"),
           retries: int = typer.Option(2, "--retries", min=0, help="retries of a failed task"),
-          dashboard_address: str = typer.Option(":8787", "--dashboard-address",
-                                                help="dashboard of the local cluster (':0' = any free port)"),
+          dashboard_address: str = typer.Option("127.0.0.1:8787", "--dashboard-address",
+                                                help="dashboard of the local or Slurm cluster: loopback only by "
+                                                "default (reach it through an SSH tunnel); '127.0.0.1:0' = any free "
+                                                "port, ':8787' = every interface (unauthenticated!)"),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
     """Run (or resume) a sweep: every scenario of SPEC on dask into one zarr store.
 
@@ -64,11 +68,11 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
             if jobs is not None and adaptive is not None:
                 raise ValueError("give either --jobs N or --adaptive MIN:MAX, not both")
             slurm = SlurmOptions(jobs=jobs, adaptive=parse_adaptive(adaptive) if adaptive else None, cores=cores,
-                                 memory=memory, walltime=walltime, partition=partition, account=account,
+                                 memory=memory, walltime=walltime, partition=slurm_partition, account=account,
                                  lifetime=lifetime, lifetime_stagger=lifetime_stagger)
-        elif any(v is not None for v in (jobs, cores, memory, walltime, partition, account, adaptive, lifetime,
+        elif any(v is not None for v in (jobs, cores, memory, walltime, slurm_partition, account, adaptive, lifetime,
                                          lifetime_stagger)):
-            raise ValueError("--jobs/--cores/--memory/--walltime/--partition/--account/--adaptive/--lifetime "
+            raise ValueError("--jobs/--cores/--memory/--walltime/--slurm-partition/--account/--adaptive/--lifetime "
                              "belong to --cluster slurm")
         res = run_sweep(spec, output, cli_set=set_, scheduler=scheduler,
                         scheduler_file=str(scheduler_file) if scheduler_file else None, cluster=cluster,
@@ -115,17 +119,39 @@ def _state_or_exit(store: Path) -> dict:
         raise typer.Exit(EXIT_CONFIG)
 
 
-@app.command()
-def status(store: Path = typer.Argument(..., help="study store (zarr)"),
-           messages: int = typer.Option(5, "--messages", help="most frequent failure messages to show")):
-    """Done / failed / pending counts of a sweep store (and why scenarios failed)."""
+def status_json(store: Path, st: dict, messages: int) -> dict:
+    """What ``hpcrail status --json`` prints."""
     import collections
 
     import numpy as np
 
     from hpcrail.sweep.store import SUCCESS, as_strings, counts, open_group
 
+    c = counts(st)
+    a = st["attrs"]
+    out = {"store": str(store), "sweep_name": a.get("sweep_name", ""), **c, "design": a.get("design"),
+           "batch_size": a.get("batch_size"), "created": a.get("created", ""), "last_run": a.get("last_run"),
+           "messages": []}
+    if c["failed"] and messages > 0:
+        bad = st["done"] & ~np.isin(st["status"], SUCCESS)
+        msgs = as_strings(open_group(store)["message"][:])[bad]
+        out["messages"] = [{"message": m, "count": n} for m, n in collections.Counter(msgs.tolist()).most_common(messages)]
+    return out
+
+
+@app.command()
+def status(store: Path = typer.Argument(..., help="study store (zarr)"),
+           messages: int = typer.Option(5, "--messages", help="most frequent failure messages to show"),
+           json_: bool = typer.Option(False, "--json", help="print the counts and messages as JSON")):
+    """Done / failed / pending counts of a sweep store (and why scenarios failed)."""
+    from hpcrail.cli import print_json
+    from hpcrail.sweep.store import SUCCESS, counts
+
     st = _state_or_exit(store)
+    info = status_json(store, st, messages)
+    if json_:
+        print_json(info)
+        return
     c = counts(st)
     a = st["attrs"]
     t = Table(title=f"{a.get('sweep_name', store)}: {c['total']} scenarios", show_header=False)
@@ -141,26 +167,65 @@ def status(store: Path = typer.Argument(..., help="study store (zarr)"),
     t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
     console.print(t)
     console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False, soft_wrap=True)
-    if c["failed"] and messages > 0:
-        bad = st["done"] & ~np.isin(st["status"], SUCCESS)
-        msgs = as_strings(open_group(store)["message"][:])[bad]
-        for msg, n in collections.Counter(msgs.tolist()).most_common(messages):
-            console.print(f"  {n} x {msg}", highlight=False, markup=False)
+    for m in info["messages"]:
+        console.print(f"  {m['count']} x {m['message']}", highlight=False, markup=False)
+
+
+def _fmt(v: float) -> str:
+    from hpcrail.results.units import clip_magnitude
+
+    v = clip_magnitude(float(v))
+    return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
 
 
 @app.command()
-def report(store: Path = typer.Argument(..., help="study store (zarr)"),
-           output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the PNG plots "
+def report(store: Path = typer.Argument(..., help="study store (zarr), or a run store (then: its run figures)"),
+           output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the PNG figures "
                                                  "(default: STORE_report/)"),
-           metric: List[str] = typer.Option([], "--metric", help="only these metrics (repeatable)")):
-    """Summary table of a sweep store and PNG plots: each metric against each swept parameter, failure map."""
+           metric: List[str] = typer.Option([], "--metric", help="only these metrics (repeatable)"),
+           json_: bool = typer.Option(False, "--json", help="print the summary, Sobol' indices and figure "
+                                      "paths as JSON")):
+    """The study as figures and tables: the summary of every metric, each metric against the swept
+    parameters (lines per level of a second parameter, or heatmaps, for grids), where the extremes occur,
+    the envelopes along the train, Sobol' indices (design saltelli) and the failure map.  On a run store:
+    its metrics and run figures (as hpcrail plot)."""
     import xarray as xr
 
     import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
     from hpcrail.analysis.report import write_report
+    from hpcrail.cli import print_json
 
+    if not store.exists():
+        err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    out = output or store.with_name(store.name.removesuffix(".zarr") + "_report")
+    try:
+        ds = xr.open_zarr(store, consolidated=True)
+    except Exception as exc:  # noqa: BLE001
+        err_console.print(f"[bold red]error:[/] {store} is not a readable zarr store ({type(exc).__name__})",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    if "scenario" not in ds.dims:      # a single run: its metrics and its kind's run figures
+        from hpcrail.commands.plot import write_run_figures
+
+        files = write_run_figures(ds, out)
+        summ = ds.hpcrail.summary()
+        if json_:
+            print_json({"store": str(store), "kind": "run", "metrics": summ.reset_index().to_dict("records"),
+                        "figures": [str(p) for p in files]})
+            return
+        t = Table(title=f"{ds.attrs.get('scenario_name', store)}: {ds.attrs.get('status', '')}")
+        for col in ("metric", "label", "value", "unit"):
+            t.add_column(col, justify="right" if col == "value" else "left")
+        for name, row in summ.iterrows():
+            v = row["value"]
+            t.add_row(escape(str(name)), escape(str(row["label"])), str(v) if isinstance(v, int) else _fmt(v),
+                      escape(str(row["unit"])))
+        console.print(t)
+        console.print(f"wrote {len(files)} figures to {out}/: " + ", ".join(p.name for p in files), highlight=False,
+                      soft_wrap=True)
+        return
     st = _state_or_exit(store)
-    ds = xr.open_zarr(store, consolidated=True)
     allowed = ds.hpcrail.metrics
     bad = [m for m in metric if m not in allowed]
     if bad:
@@ -168,18 +233,41 @@ def report(store: Path = typer.Argument(..., help="study store (zarr)"),
                           highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
     summ = ds.hpcrail.summary()
+    if metric:
+        summ = summ.loc[[m for m in metric if m in summ.index]]
     from hpcrail.sweep.store import counts
 
     c = counts(st)
+    rep = write_report(ds, out, metric or None)
+    if json_:
+        sob = None
+        if rep.sobol is not None:
+            sob = rep.sobol.reset_index().to_dict("records")
+        print_json({"store": str(store), "kind": "sweep", "counts": c, "design": ds.attrs.get("design"),
+                    "summary": summ.reset_index().to_dict("records") if len(summ) else [],
+                    "not_plotted": rep.skipped, "sobol": sob, "figures": [str(p) for p in rep.files]})
+        return
     t = Table(title=f"{st['attrs'].get('sweep_name', store)}: {c['completed']} completed, {c['failed']} failed, "
                     f"{c['pending']} pending of {c['total']}")
-    for col in ["metric", "count", "min", "median", "max", "max at"]:
+    for col in ["metric", "unit", "count", "min", "median", "max", "max at"]:
         t.add_column(col, justify="right" if col in ("count", "min", "median", "max") else "left",
                      overflow="fold")
     for name, row in summ.iterrows():
-        t.add_row(escape(str(name)), f"{row['count']}", f"{row['min'] + 0.0:,.4g}", f"{row['median'] + 0.0:,.4g}",
-                  f"{row['max'] + 0.0:,.4g}", escape(str(row["max at"])))
+        t.add_row(escape(str(row["label"])), escape(str(row["unit"])), f"{row['count']}", _fmt(row["min"]),
+                  _fmt(row["median"]), _fmt(row["max"]), escape(str(row["max at"])))
     console.print(t)
-    out = output or store.with_name(store.name.removesuffix(".zarr") + "_report")
-    files = write_report(ds, out, metric or None)
-    console.print(f"wrote {len(files)} plots to {out}/", highlight=False, soft_wrap=True)
+    for name, why in rep.skipped.items():
+        console.print(f"not plotted: {name}: {why}", highlight=False, markup=False, soft_wrap=True)
+    if rep.sobol is not None:
+        ts = Table(title=f"Sobol' indices (SALib): first order S1 and total ST, ± 95 % confidence half-width, "
+                         f"{int(rep.sobol['samples'].min())} base samples")
+        for col in ("metric", "parameter", "S1", "ST"):
+            ts.add_column(col, justify="right" if col in ("S1", "ST") else "left")
+        for (m, p), row in rep.sobol.iterrows():
+            if row[["S1", "ST"]].isna().all():
+                continue
+            ts.add_row(escape(m), escape(str(ds[p].attrs.get("long_name", p)) if p in ds else p),
+                       f"{row['S1']:.3f} ± {row['S1_conf']:.3f}", f"{row['ST']:.3f} ± {row['ST_conf']:.3f}")
+        console.print(ts)
+    console.print(f"wrote {len(rep.files)} figures to {out}/: " + ", ".join(p.name for p in rep.files),
+                  highlight=False, soft_wrap=True)

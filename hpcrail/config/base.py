@@ -7,9 +7,10 @@ from pydantic import BaseModel, ConfigDict
 
 class Strict(BaseModel):
     """Pydantic base of every hpcrail schema: ``extra="forbid"`` (a misspelt key is an error naming
-    the allowed keys) and ``validate_default=True`` (defaults pass the same validators)."""
+    the allowed keys), ``validate_default=True`` (defaults pass the same validators) and
+    ``validate_assignment=True`` (``sc.simulation.duration_s = -1`` raises, in a notebook as in a file)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, validate_assignment=True)
 
 
 __all__ = ["Strict"]

@@ -14,15 +14,32 @@ scenario as ``error`` with that message).
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import xarray as xr
 
 from hpcrail.results.outputs import RUN_OUTPUTS, OutputError, RunResult
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
-#: the ``time`` coordinate's attributes
-TIME_ATTRS = {"units": "s", "long_name": "simulated time", "standard_name": "time"}
+#: the ``time`` coordinate's attributes: seconds of simulated time from the start of the run.  It is an
+#: elapsed time, not a calendar time: CF's ``standard_name: time`` and ``axis: T`` require units of the
+#: form "s since <epoch>" (CF 1.10 §4.4), which xarray would decode into dates — so neither is set
+TIME_ATTRS = {"units": "s", "long_name": "simulated time",
+              "description": "Simulated time from the start of the run (elapsed seconds, not a calendar time)."}
+
+
+def to_json(value) -> str:
+    """``value`` (dicts, lists, numpy scalars) as a JSON string (numpy scalars as numbers)."""
+    def default(o):
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        return str(o)
+
+    return json.dumps(value, default=default, sort_keys=True)
 
 
 def _np_dtype(dtype: str):
@@ -38,7 +55,7 @@ def dimension_coords(kind, shape, time=None) -> dict:
     for d in kind.dims:
         n = shape.sizes.get(d.name)
         if n is not None and d.labels == "index":
-            c[d.name] = (d.name, np.arange(1, n + 1), {"units": "1", "long_name": d.long_name})
+            c[d.name] = (d.name, np.arange(1, n + 1), {"long_name": d.long_name})
     for name, (dim, values, attrs) in shape.coords.items():
         arr = np.asarray(values)
         if arr.dtype.kind in "OU":
@@ -139,8 +156,8 @@ def provenance(kind, scenario, run, config_yaml: str | None = None) -> dict:
         "config_yaml": config_yaml if config_yaml is not None else canonical_yaml(scenario),
         "config_hash": config_hash(scenario),
         "integrator": run.method,
-        "integrator_settings": repr(scenario.integrator.model_dump()),
-        "integrator_stats": repr(run.stats),
+        "integrator_settings": to_json(scenario.integrator.model_dump(mode="json")),
+        "integrator_stats": to_json(run.stats),
         "status": run.status,
         "status_message": run.message,
         "wall_time_s": float(run.wall_time),
@@ -150,4 +167,5 @@ def provenance(kind, scenario, run, config_yaml: str | None = None) -> dict:
     return a
 
 
-__all__ = ["build_dataset", "check_values", "dimension_coords", "provenance", "SCHEMA_VERSION", "TIME_ATTRS"]
+__all__ = ["build_dataset", "check_values", "dimension_coords", "provenance", "SCHEMA_VERSION", "TIME_ATTRS",
+           "to_json"]

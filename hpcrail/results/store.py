@@ -27,6 +27,8 @@ def _encoding(ds: xr.Dataset, chunks: dict) -> dict:
     for name, var in ds.variables.items():
         if var.dtype.kind in "fiu" and var.ndim >= 1:
             enc[name] = {"chunks": tuple(chunks.get(d, ds.sizes[d]) for d in var.dims)}
+    for name in ds.coords:   # CF 2.5.1: coordinate variables have no _FillValue
+        enc.setdefault(name, {})["_FillValue"] = None
     return enc
 
 
@@ -50,9 +52,20 @@ def write_dataset(ds: xr.Dataset, path: str | Path, overwrite: bool = False) -> 
     return path
 
 
+def write_netcdf(ds: xr.Dataset, path: str | Path) -> Path:
+    """Write a result dataset (a run, or a sweep store opened with xarray) to a netCDF-4 file for tools that
+    read netCDF, keeping the CF rules of the zarr store (coordinate variables without ``_FillValue``).
+    Needs the netCDF4 or h5netcdf package."""
+    path = Path(path)
+    out = ds.load() if hasattr(ds, "load") else ds
+    enc = {name: {"_FillValue": None} for name in out.coords}
+    out.to_netcdf(path, encoding=enc)
+    return path
+
+
 def open_result(path: str | Path) -> xr.Dataset:
     """Open a result store written by hpcrail (lazy, dask-backed)."""
     return xr.open_zarr(path, consolidated=True)
 
 
-__all__ = ["write_dataset", "open_result", "StoreExistsError", "time_chunks", "np"]
+__all__ = ["write_dataset", "write_netcdf", "open_result", "StoreExistsError", "time_chunks", "np"]

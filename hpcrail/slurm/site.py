@@ -9,7 +9,8 @@ honoured); every field is optional::
     qos: normal
     cores: 8                    # cores per dask worker job (hpcrail sweep --cluster slurm)
     memory: 16GB                # memory per worker job
-    walltime: "02:00:00"
+    walltime: "02:00:00"        # (cores/memory/walltime not set here: dask-jobqueue's configuration, e.g.
+                                #  ~/.config/dask/jobqueue.yaml jobqueue.slurm.*, then its defaults)
     processes: 8                # dask worker processes per job (default: one per core)
     interface: ib0              # network interface of the workers (multi-node clusters)
     local_directory: /tmp       # worker scratch
@@ -18,7 +19,10 @@ honoured); every field is optional::
       - source ~/venvs/hpcrail/bin/activate
     sbatch: ["--constraint=cpu"]  # further #SBATCH directives
 
-Command-line options of ``hpcrail sweep --cluster slurm`` override the file.
+Command-line options of ``hpcrail sweep --cluster slurm`` override the file, and the file overrides the
+site's dask-jobqueue configuration (``jobqueue.slurm`` in dask's config files), which supplies whatever
+neither sets; the ``sbatch`` directives, ``prologue`` lines and worker arguments are added to the
+configuration's ``job-extra-directives``, ``job-script-prologue`` and ``worker-extra-args``.
 """
 from __future__ import annotations
 
@@ -40,9 +44,9 @@ class SiteConfig(BaseModel):
     account: Optional[str] = None
     partition: Optional[str] = None
     qos: Optional[str] = None
-    cores: int = Field(1, ge=1)
-    memory: str = "2GB"
-    walltime: str = "01:00:00"
+    cores: Optional[int] = Field(None, ge=1)
+    memory: Optional[str] = None
+    walltime: Optional[str] = None
     processes: Optional[int] = Field(None, ge=1)
     interface: Optional[str] = None
     local_directory: Optional[str] = None

@@ -13,9 +13,24 @@ import contextlib
 import dataclasses
 import logging
 import os
+import socket
 import sys
 
 CLUSTERS = ("local", "slurm")
+#: where the dashboard listens unless told otherwise: the loopback interface only — an unauthenticated
+#: page on a shared login node must not be reachable from the network (SSH port forwarding reaches it)
+DEFAULT_DASHBOARD = "127.0.0.1:8787"
+#: dask-jobqueue's defaults when neither the command line, the site file nor its configuration sets them
+FALLBACK_WALLTIME = "01:00:00"
+
+
+def quiet_dashboard_logs() -> None:
+    """Keep tornado's and bokeh's tracebacks (a browser tab closed while the dashboard streams to it:
+    ``WebSocketClosedError``, ``StreamClosedError``) out of the terminal: the dashboard runs in this process
+    for a local or Slurm cluster, and these are not errors of the sweep."""
+    for name in ("tornado.application", "tornado.general", "tornado.access", "tornado.websocket", "bokeh",
+                 "bokeh.server", "distributed.dashboard"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 @dataclasses.dataclass
@@ -92,14 +107,25 @@ def tunnel_instructions(dashboard_link: str | None) -> str:
         return ""
     u = urlparse(dashboard_link)
     host, port = u.hostname, u.port or 8787
-    login = os.environ.get("SLURM_SUBMIT_HOST") or "LOGIN_NODE"
+    login = os.environ.get("SLURM_SUBMIT_HOST") or socket.gethostname() or "LOGIN_NODE"
     return (f"dashboard on {host}:{port}; from your laptop run\n"
             f"    ssh -N -L {port}:{host}:{port} {os.environ.get('USER', 'you')}@{login}\n"
             f"and open http://localhost:{port}{u.path or '/status'}")
 
 
+def _jobqueue(key: str, default=None):
+    """The site's dask-jobqueue configuration ``jobqueue.slurm.<key>`` (dask config files, ``DASK_*``)."""
+    import dask
+
+    return dask.config.get(f"jobqueue.slurm.{key}", default=default)
+
+
 def _slurm_cluster(opts: SlurmOptions, dashboard_address: str | None):
-    """A dask-jobqueue ``SLURMCluster`` from site settings + ``opts``; returns ``(cluster, jobs note)``."""
+    """A dask-jobqueue ``SLURMCluster`` from the command line ``opts``, the hpcrail site file and the site's
+    dask-jobqueue configuration, in that order of precedence (a value none of them sets is left to
+    dask-jobqueue's defaults); returns ``(cluster, note)``.  The site file's directives, prologue and the
+    worker lifetime are added to the configuration's ``job-extra-directives``, ``job-script-prologue`` and
+    ``worker-extra-args`` (``--exclusive`` in the configuration stays)."""
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
@@ -109,22 +135,29 @@ def _slurm_cluster(opts: SlurmOptions, dashboard_address: str | None):
     site = load_site_config(opts.site)
     cores = opts.cores or site.cores
     walltime = opts.walltime or site.walltime
-    life, stagger = default_lifetime(walltime)
+    life, stagger = default_lifetime(walltime or _jobqueue("walltime") or FALLBACK_WALLTIME)
     life = opts.lifetime or life
     stagger = opts.lifetime_stagger or stagger
     processes = opts.processes or site.processes or cores
-    directives = [d for d in site.sbatch]
+    directives = list(site.sbatch)
     if site.qos:
         directives.append(f"--qos={site.qos}")
+    prologue = site.prologue_lines()
+    sched = dict(_jobqueue("scheduler-options", {}) or {})
+    sched["dashboard_address"] = dashboard_address or DEFAULT_DASHBOARD
     kw = dict(cores=cores, processes=processes, memory=opts.memory or site.memory, walltime=walltime,
               queue=opts.partition or site.partition, account=opts.account or site.account,
-              job_extra_directives=directives, job_script_prologue=site.prologue_lines(),
-              worker_extra_args=["--lifetime", life, "--lifetime-stagger", stagger],
+              job_extra_directives=(list(_jobqueue("job-extra-directives", []) or []) + directives) if directives
+              else None,
+              job_script_prologue=(list(_jobqueue("job-script-prologue", []) or []) + prologue) if prologue
+              else None,
+              worker_extra_args=list(_jobqueue("worker-extra-args", []) or []) + ["--lifetime", life,
+                                                                                 "--lifetime-stagger", stagger],
               python=sys.executable, interface=opts.interface or site.interface,
               local_directory=site.local_directory, log_directory=opts.log_directory,
-              scheduler_options={"dashboard_address": dashboard_address or ":8787"},
-              job_name="hpcrail-sweep")
+              scheduler_options=sched, job_name="hpcrail-sweep")
     cluster = SLURMCluster(**{k: v for k, v in kw.items() if v is not None})
+    quiet_dashboard_logs()
     if opts.adaptive:
         lo, hi = opts.adaptive
         cluster.adapt(minimum_jobs=lo, maximum_jobs=hi)
@@ -134,7 +167,10 @@ def _slurm_cluster(opts: SlurmOptions, dashboard_address: str | None):
         # adapt with min = max keeps `n` jobs: a worker that retires at its lifetime is replaced
         cluster.adapt(minimum_jobs=n, maximum_jobs=n)
         note = f"{n} worker job{'s' if n != 1 else ''}"
-    note += (f" of {cores} core{'s' if cores != 1 else ''} ({processes} worker processes), walltime {walltime}, "
+    job_cores = cores or _jobqueue("cores")
+    job_walltime = walltime or _jobqueue("walltime")
+    note += (f" of {job_cores} core{'s' if job_cores != 1 else ''}"
+             f"{f' ({processes} worker processes)' if processes else ''}, walltime {job_walltime}, "
              f"worker lifetime {life} ± {stagger}")
     return cluster, note
 
@@ -145,15 +181,16 @@ def default_workers(threads: int = 1) -> int:
 
 
 def make_client(*, scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
-                workers: int | None = None, threads: int = 1, dashboard_address: str | None = ":8787",
+                workers: int | None = None, threads: int = 1, dashboard_address: str | None = DEFAULT_DASHBOARD,
                 memory_limit: str | float | None = "auto", slurm: SlurmOptions | None = None,
                 say=None) -> tuple:
     """Return ``(client, close)``.
 
     ``scheduler`` (address) or ``scheduler_file`` joins an existing cluster (``close`` then only
     disconnects); otherwise an embedded ``LocalCluster`` of ``workers`` single-threaded worker
-    processes (default: all cores) is started with its dashboard at ``dashboard_address``
-    (``":0"`` = any free port).  Raises ``ValueError`` for an unknown ``cluster`` kind or both
+    processes (default: all cores) is started with its dashboard at ``dashboard_address`` (default
+    :data:`DEFAULT_DASHBOARD`, the loopback interface; ``"127.0.0.1:0"`` = any free port; ``":8787"`` =
+    every interface).  Raises ``ValueError`` for an unknown ``cluster`` kind or both
     ``scheduler`` and ``scheduler_file``.
     """
     from distributed import Client, LocalCluster
@@ -180,8 +217,10 @@ def make_client(*, scheduler: str | None = None, scheduler_file: str | None = No
 
         return client, close_slurm
     n = workers or default_workers(threads)
-    lc = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address,
-                      memory_limit=memory_limit, silence_logs=logging.ERROR)
+    lc = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                      dashboard_address=dashboard_address or DEFAULT_DASHBOARD, memory_limit=memory_limit,
+                      silence_logs=logging.ERROR)
+    quiet_dashboard_logs()
     client = Client(lc)
 
     def close():
@@ -202,4 +241,4 @@ def total_threads(client) -> int:
 
 
 __all__ = ["make_client", "default_workers", "total_threads", "CLUSTERS", "SlurmOptions", "parse_adaptive",
-           "default_lifetime", "tunnel_instructions"]
+           "default_lifetime", "tunnel_instructions", "DEFAULT_DASHBOARD", "quiet_dashboard_logs"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import re
 import shutil
 import sys
 import time
@@ -121,18 +122,30 @@ def todo_mask(state: dict, retry_failed: bool = False) -> np.ndarray:
     return mask
 
 
+#: tasks submitted at once by default: every batch of a study up to this many (the dashboard's Progress
+#: panel then shows the study's batches done out of all), bounded so that the scheduler's memory stays small
+MAX_SUBMITTED = 4096
+
+
+def task_prefix(name: str) -> str:
+    """The dask key prefix of a study's tasks, ``hpcrail_<study name>``: what the dashboard's Progress
+    panel and task stream show (dask groups keys by their first ``-``-separated word)."""
+    return "hpcrail_" + re.sub(r"\W", "_", name)
+
+
 def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *, mode: str = "prange",
                threads: int = 1) -> list[tuple[str, BatchTask]]:
-    """``(key, task)`` per batch holding scenarios to run; keys are deterministic
-    (``hpcrail-sweep-<fingerprint>-<first scenario>``)."""
+    """``(key, task)`` per batch holding scenarios to run; keys are deterministic and carry the study's
+    name (``hpcrail_<study>-<fingerprint>-<first scenario>``)."""
     fp = exp.fingerprint()
+    prefix = task_prefix(exp.name)
     tasks = []
     for start, stop in layout.batches():
         idx = [int(i) for i in np.flatnonzero(mask[start:stop]) + start]
         if not idx:
             continue
         pts = [exp.points[i] for i in idx]
-        tasks.append((f"hpcrail-sweep-{fp}-{start:08d}",
+        tasks.append((f"{prefix}-{fp}-{start:08d}",
                       BatchTask(store=str(store.resolve()), start=start, stop=stop, todo=idx,
                                 overrides=[p.overrides for p in pts], errors=[p.error for p in pts],
                                 base_doc=exp.base_doc, spec_file=str(exp.spec_file), layout=layout,
@@ -160,8 +173,8 @@ def warm_cache(exp: Expansion, say: Callable = print) -> float:
 
 
 class _Progress:
-    """Progress of the scenarios of this run: done, failed, rate and ETA (rich bar on a terminal,
-    a line every ~10 % or 30 s otherwise)."""
+    """Progress of the scenarios of this run: done, failed, rate, elapsed and remaining time (rich bar on
+    a terminal, a line every ~10 % or 30 s otherwise); the remaining time once a rate is known."""
 
     def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
         self.total = total
@@ -178,7 +191,8 @@ class _Progress:
 
             self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("· [red]{task.fields[failed]} failed[/] · {task.fields[rate]} · "
-                                           "ETA {task.fields[eta]}"), TimeElapsedColumn(),
+                                           "elapsed"), TimeElapsedColumn(),
+                                TextColumn("remaining {task.fields[eta]}"),
                                 console=Console(stderr=True))
             self.bar.start()
             self.task = self.bar.add_task(label, total=total, failed=0, rate="-", eta="-")
@@ -204,8 +218,10 @@ class _Progress:
         now = time.perf_counter()
         if pct > self._last_print[0] or now - self._last_print[1] > 30 or self.n == self.total:
             self._last_print = (pct, now)
+            rem = "" if eta_s == "-" else f", remaining {eta_s}"
             print(f"{self.label}: {self.n}/{self.total} done ({100 * self.n / self.total:.0f} %), {self.failed} failed, "
-                  f"{rate:.2f} scenarios/s, elapsed {el:.0f} s, ETA {eta_s}", file=self.stream, flush=True)
+                  f"{rate:.2f} scenarios/s, elapsed {_dt.timedelta(seconds=int(el))}{rem}", file=self.stream,
+                  flush=True)
 
     def close(self):
         if self.bar is not None:
@@ -216,7 +232,7 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
               scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
               workers: int | None = None, threads: int = 1, mode: str = "prange", batch_size: int | None = None,
               retry_failed: bool = False, new: bool = False, inline: bool = False,
-              max_in_flight: int | None = None, retries: int = 2, dashboard_address: str | None = ":8787",
+              max_in_flight: int | None = None, retries: int = 2, dashboard_address: str | None = None,
               progress: bool = True, say: Callable = print, expansion: Expansion | None = None,
               slurm=None) -> SweepResult:
     """Run (or resume) the sweep ``spec`` into the zarr store ``store`` (default ``NAME.zarr``).
@@ -224,8 +240,8 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     Execution: ``inline`` runs the batches in this process (no dask); otherwise ``client`` (a
     ``distributed.Client``), else a cluster from :func:`hpcrail.sweep.cluster.make_client`
     (``scheduler``/``scheduler_file`` to join one; an embedded LocalCluster of ``workers``
-    processes by default).  At most ``max_in_flight`` tasks (default 2 per worker thread) are
-    submitted at once, with deterministic keys and ``retries``.  ``cluster="slurm"`` starts worker
+    processes by default).  At most ``max_in_flight`` tasks (default: every batch, up to
+    :data:`MAX_SUBMITTED`) are submitted at once, with deterministic keys and ``retries``.  ``cluster="slurm"`` starts worker
     jobs with the :class:`~hpcrail.sweep.cluster.SlurmOptions` ``slurm``.
 
     Raises :class:`~hpcrail.config.ConfigError` for a bad spec, :class:`SweepMismatchError`
@@ -276,8 +292,11 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     try:
         if inline:
             prog = _Progress(n_todo, exp.name, enabled=progress)
-            for _key, task in tasks:
-                on_result(run_task(task))
+            from hpcrail._numba import compile_notice
+
+            with compile_notice(say):
+                for _key, task in tasks:
+                    on_result(run_task(task))
         else:
             if client is None:
                 from hpcrail.sweep.cluster import make_client
@@ -291,9 +310,14 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
             # compile (or load) the kernels on one worker before fanning out: a cold numba cache is then
             # filled once, and the other workers only load from it
             t1 = time.perf_counter()
+            from hpcrail._numba import cache_dir
+
+            say(f"loading the numba kernels on a worker (compiling them on a first run: 1-2 minutes, cached in "
+                f"{cache_dir()})")
             try:
                 for msg in client.submit(warm_task, exp.base_doc, str(exp.spec_file), warm_points(exp),
-                                         key=f"hpcrail-warm-{exp.fingerprint()}", pure=False).result():
+                                         key=f"{task_prefix(exp.name)}_warmup-{exp.fingerprint()}",
+                                         pure=False).result():
                     say(msg)
             except Exception as exc:  # noqa: BLE001 - tasks then compile for themselves
                 say(f"note: warm-up on a worker failed ({type(exc).__name__}: {exc}); continuing")
@@ -315,15 +339,22 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     return result
 
 
+def submit_limit(n_tasks: int, max_in_flight: int | None = None) -> int:
+    """Tasks submitted at once: ``max_in_flight`` if given, else every task up to :data:`MAX_SUBMITTED`."""
+    return int(max_in_flight) if max_in_flight else max(1, min(n_tasks, MAX_SUBMITTED))
+
+
 def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say) -> None:
     from distributed import as_completed
 
-    from hpcrail.sweep.cluster import total_threads
-
-    limit = max_in_flight or max(4, 2 * total_threads(client))
+    # every batch at once (up to MAX_SUBMITTED): the scheduler queues them, and the dashboard's Progress
+    # panel shows the study's batches done out of all; finished futures are kept (their results are a few
+    # hundred bytes) so that they stay counted there until the end
+    limit = submit_limit(len(tasks), max_in_flight)
     it = iter(tasks)
     ac = as_completed()
     keys = {}
+    finished = []
 
     def submit_next() -> bool:
         nxt = next(it, None)
@@ -344,8 +375,10 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
         except Exception as exc:  # noqa: BLE001 - the batch stays pending; the sweep goes on
             result.failed_tasks.append(keys.get(fut.key, str(fut.key)))
             say(f"task {keys.get(fut.key, fut.key)} failed after {retries} retries: {type(exc).__name__}: {exc}")
-        fut.release()
+        finished.append(fut)
         submit_next()
+    for fut in finished:
+        fut.release()
 
 
 __all__ = ["run_sweep", "SweepResult", "SweepMismatchError", "open_or_create", "todo_mask", "make_tasks",

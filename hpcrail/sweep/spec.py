@@ -13,8 +13,8 @@ every step) and decimated time series of the kind::
       vehicle_types.wagon.mass_t: {linspace: [80, 120, 5]}
       integrator.rtol: {logspace: [-8, -4, 5]}    # exponents: 1e-8 ... 1e-4
       integrator.method: {registered: integrators}
-    design: grid        # grid | zip | random | lhs | sobol
-    samples: 1024       # random / lhs / sobol
+    design: grid        # grid | zip | random | lhs | sobol | saltelli
+    samples: 1024       # random / lhs / sobol; saltelli: base samples N (N (D + 2) scenarios)
     seed: 1
     outputs: {envelopes: true, series: {interval_s: 5.0, variables: [coupler_force]}}
     batch_size: auto    # scenarios per task (= zarr chunk along ``scenario``)
@@ -26,6 +26,11 @@ integrator in the registry).  Random designs also accept the distributions ``uni
 ``loguniform: [low, high]``, ``normal: [mean, sd]``, ``lognormal: [mu, sigma]`` (of ln x); a
 discrete source is then sampled uniformly over its values.  ``lhs`` and ``sobol`` use
 ``scipy.stats.qmc`` (scrambled, seeded) and map the unit hypercube through the inverse CDFs.
+``saltelli`` is the design of variance-based sensitivity analysis (Sobol' indices, Saltelli 2002;
+Saltelli et al. 2010): SALib's Saltelli/Sobol' sampler over the unit hypercube, ``samples`` = N base
+samples (a power of 2), N·(D + 2) scenarios for D parameters (N·(2D + 2) with ``second_order: true``),
+in SALib's order, mapped through the inverse CDFs; ``hpcrail report`` and ``ds.hpcrail.sobol()``
+compute the first-order and total indices with SALib.
 
 Expansion is deterministic: the same spec (and base files) gives the same scenarios in the same
 order and the same scenario ids — :func:`hpcrail.config.config_hash` of each scenario's canonical
@@ -49,12 +54,15 @@ from pydantic import Field, field_validator, model_validator
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
 from hpcrail.config.loading import (
-    _display, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
+    _display, _fix_numbers, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
 )
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
+from hpcrail.results.saltelli import saltelli_block, saltelli_problem, saltelli_unit  # noqa: F401  (re-exported)
 
-DESIGNS = ("grid", "zip", "random", "lhs", "sobol")
+DESIGNS = ("grid", "zip", "random", "lhs", "sobol", "saltelli")
+#: designs whose points are drawn from the parameters' distributions
+SAMPLED = ("random", "lhs", "sobol", "saltelli")
 DISCRETE = ("values", "linspace", "logspace", "range", "registered")
 DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
 SOURCES = DISCRETE + DISTRIBUTIONS
@@ -90,6 +98,8 @@ class ParameterSpec(Strict):
     lognormal: Optional[list[float]] = None
     integer: bool = Field(False, description="round sampled values to integers (counts, seeds)")
     name: Optional[str] = Field(None, description="coordinate name in the store (default: from the path)")
+    label: Optional[str] = Field(None, min_length=1, max_length=60, description="label in words for tables and "
+                                 "plots (default: from the path, e.g. 'wagon mass')")
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -156,8 +166,11 @@ class SweepSpec(Strict):
     description: str = ""
     set: dict[str, Any] = Field({}, description="fixed overrides of the base (dotted path: value)")
     parameters: dict[str, ParameterSpec] = Field(..., min_length=1)
-    design: Literal["grid", "zip", "random", "lhs", "sobol"] = "grid"
-    samples: Optional[int] = Field(None, ge=1, description="number of scenarios of random/lhs/sobol designs")
+    design: Literal["grid", "zip", "random", "lhs", "sobol", "saltelli"] = "grid"
+    samples: Optional[int] = Field(None, ge=1, description="number of scenarios of random/lhs/sobol designs; base "
+                                   "samples N of a saltelli design")
+    second_order: bool = Field(False, description="saltelli: also the second-order indices (N (2D + 2) scenarios "
+                               "instead of N (D + 2))")
     seed: int = Field(0, ge=0)
     outputs: Outputs = Outputs()
     batch_size: int | Literal["auto"] = "auto"
@@ -175,12 +188,15 @@ class SweepSpec(Strict):
 # ------------------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Parameter:
-    """A swept dotted path and its coordinate name (``levels``: discrete values, None if sampled)."""
+    """A swept dotted path and its coordinate name (``levels``: discrete values, None if sampled),
+    its label in words and its CF units (from the field name's suffix; "" if none)."""
 
     path: str
     name: str
     spec: ParameterSpec
     levels: list | None
+    label: str = ""
+    units: str = ""
 
 
 @dataclasses.dataclass
@@ -242,6 +258,70 @@ class Expansion:
         if isinstance(bs, int):
             return bs
         return int(min(64, max(1, math.ceil(self.size / 32))))
+
+
+#: field-name suffix -> CF/udunits units (hpcrail's naming convention: ``slack_mm``, ``mass_t`` ...);
+#: longest suffixes first
+_UNIT_SUFFIXES = [("_kNs_per_m", "kN s m-1"), ("_Ns_per_m", "N s m-1"), ("_MN_per_m", "MN m-1"),
+                  ("_kN_per_m", "kN m-1"), ("_N_per_m", "N m-1"), ("_permille", "1e-3"), ("_percent", "percent"),
+                  ("_per_s", "s-1"), ("_kgm2", "kg m2"), ("_kmh", "km h-1"), ("_mps", "m s-1"), ("_kPa", "kPa"),
+                  ("_kW", "kW"), ("_kN", "kN"), ("_Hz", "Hz"), ("_mm", "mm"), ("_km", "km"), ("_kg", "kg"),
+                  ("_t", "t"), ("_m", "m"), ("_s", "s"), ("_N", "N")]
+
+
+def parameter_units(path: str) -> str | None:
+    """CF/udunits units from the field-name suffix of a dotted path (``slack_mm`` -> ``mm``,
+    ``grade_permille`` -> ``1e-3``, ``notch_rate_per_s`` -> ``s-1``), None if the name carries none."""
+    leaf = path.rsplit(".", 1)[-1]
+    for suf, units in _UNIT_SUFFIXES:
+        if leaf.endswith(suf) and len(leaf) > len(suf):
+            return units
+    return None
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ").strip()
+
+
+def parameter_label(path: str, scenario=None) -> str:
+    """A label in words for a swept path: the names of the user's entries (dictionary keys such as the
+    vehicle or connection type) and of the blocks along the path, then the field name without its unit
+    suffix — ``vehicle_types.wagon.mass_t`` -> "wagon mass", ``route.sections.0.grade_permille`` ->
+    "route grade", ``connection_types.autocoupler.draft.unloading_ratio`` -> "autocoupler draft unloading
+    ratio".  Blocks holding lists or dictionaries (``vehicle_types``, ``sections``) and list indices are
+    left out; without ``scenario`` (the validated base) every component but indices is used."""
+    from pydantic import BaseModel
+
+    parts = path.split(".")
+    leaf = parts[-1]
+    for suf, _u in _UNIT_SUFFIXES:
+        if leaf.endswith(suf) and len(leaf) > len(suf):
+            leaf = leaf[: -len(suf)]
+            break
+    words = []
+    node = scenario
+    for part in parts[:-1]:
+        if node is None:
+            if not part.isdigit():
+                words.append(_words(part))
+            continue
+        if isinstance(node, BaseModel):
+            child = getattr(node, part, None)
+            if not isinstance(child, (dict, list, tuple)):
+                words.append(_words(part))
+            node = child
+        elif isinstance(node, dict):
+            words.append(_words(part))
+            node = node.get(part)
+        elif isinstance(node, (list, tuple)):
+            try:
+                node = node[int(part)]
+            except (ValueError, IndexError):
+                node = None
+        else:
+            node = None
+    words.append(_words(leaf))
+    return " ".join(w for w in words if w)[:60]
 
 
 def _sig(x: float) -> float:
@@ -397,7 +477,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
 
     ``grid``: cartesian product, the first parameter varying slowest; ``zip``: the i-th value of
     every list; ``random``: independent draws from ``numpy.random.default_rng(seed)`` parameter by
-    parameter; ``lhs``/``sobol``: ``scipy.stats.qmc`` points mapped through inverse CDFs.
+    parameter; ``lhs``/``sobol``: ``scipy.stats.qmc`` points mapped through inverse CDFs; ``saltelli``:
+    :func:`saltelli_unit` points mapped through inverse CDFs.
     """
     pspecs = list(spec.parameters.values())
     if spec.design == "grid":
@@ -409,7 +490,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
         rng = np.random.default_rng(spec.seed)
         cols = [_random(ps, lv, rng, n) for ps, lv in zip(pspecs, levels)]
     else:
-        u = _sample_unit(spec.design, len(pspecs), n, spec.seed)
+        u = (saltelli_unit(len(pspecs), n, spec.seed, spec.second_order) if spec.design == "saltelli"
+             else _sample_unit(spec.design, len(pspecs), n, spec.seed))
         cols = [_from_unit(ps, lv, u[:, j]) for j, (ps, lv) in enumerate(zip(pspecs, levels))]
     for j, ps in enumerate(pspecs):
         if ps.integer:
@@ -430,12 +512,12 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
     base = (spec_file.parent / spec.base)
     if not base.is_file():
         add("base", "base scenario file not found", spec.base)
-    sampled = spec.design in ("random", "lhs", "sobol")
+    sampled = spec.design in SAMPLED
     for path, ps in spec.parameters.items():
         if not path or any(not p for p in path.split(".")):
             add(f"parameters.{path}", "empty component in the dotted path", path)
         if ps.source in DISTRIBUTIONS and not sampled:
-            add(f"parameters.{path}.{ps.source}", f"a distribution needs design random, lhs or sobol "
+            add(f"parameters.{path}.{ps.source}", f"a distribution needs design random, lhs, sobol or saltelli "
                 f"(design is {spec.design!r})", getattr(ps, ps.source), "values, linspace, logspace, range, registered")
         if ps.integer and not sampled:
             add(f"parameters.{path}.integer", "integer rounding applies to sampled designs only", True)
@@ -451,12 +533,16 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
     if sampled:
         if spec.samples is None:
             add("samples", f"design {spec.design!r} needs samples", has_value=False)
-        elif spec.design == "sobol" and spec.samples & (spec.samples - 1):
-            add("samples", "a Sobol design needs a power of 2 samples (its balance properties hold only then)",
+        elif spec.design in ("sobol", "saltelli") and spec.samples & (spec.samples - 1):
+            add("samples", f"a {spec.design} design needs a power of 2 samples (the balance properties of Sobol' "
+                "sequences hold only then)",
                 spec.samples, f"e.g. {1 << max(1, int(spec.samples).bit_length() - 1)} or "
                 f"{1 << int(spec.samples).bit_length()}")
     elif spec.samples is not None:
-        add("samples", f"samples applies to random, lhs and sobol designs, not {spec.design!r}", spec.samples)
+        add("samples", f"samples applies to random, lhs, sobol and saltelli designs, not {spec.design!r}",
+            spec.samples)
+    if spec.second_order and spec.design != "saltelli":
+        add("second_order", f"second_order applies to the saltelli design, not {spec.design!r}", True)
     if spec.design == "zip":
         lens = {p: len(_levels(ps) or []) for p, ps in spec.parameters.items() if ps.source in DISCRETE}
         if len(set(lens.values())) > 1:
@@ -465,18 +551,31 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
     return issues
 
 
-def load_spec(path: str | Path) -> tuple[SweepSpec, Document, str]:
-    """Read and validate a sweep spec; returns ``(spec, document, text)``.
+def spec_source(spec: str | Path | dict) -> tuple[Path, dict | None]:
+    """``(spec file, tree)`` of a spec given as a file or as a mapping (Python API): a mapping's relative
+    paths (``base``, component files) are relative to the working directory, and its file is the
+    virtual ``<name>.yaml`` there (``tree`` None for a file)."""
+    if isinstance(spec, dict):
+        return Path.cwd() / f"{spec.get('name') or 'sweep'}.yaml", spec
+    return Path(spec), None
+
+
+def load_spec(path: str | Path | dict) -> tuple[SweepSpec, Document, str]:
+    """Read and validate a sweep spec (a file, or a mapping: see :func:`spec_source`); returns
+    ``(spec, document, text)``.
 
     Raises :class:`~hpcrail.config.ConfigError` with every problem (file, field, value, allowed).
     """
-    path = Path(path)
-    root = read_yaml(path)
-    doc = Document(tree=root, root_file=_display(path))
+    import yaml
+
+    path, tree = spec_source(path)
+    root = read_yaml(path) if tree is None else _fix_numbers(tree)
+    doc = Document(tree=root, root_file=_display(path) if tree is None else "<sweep spec>")
     if not isinstance(root, dict):
         raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping", root)])
     spec = validate(SweepSpec, doc, lambda s, d: _check_spec(s, d, path))
-    return spec, doc, path.read_text()
+    text = path.read_text() if tree is None else yaml.safe_dump(tree, sort_keys=False)
+    return spec, doc, text
 
 
 def _resolve_value(value, where: Path, cache: dict):
@@ -520,8 +619,8 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     ``invalid`` and goes on); a base that does not validate, an unknown parameter path or a bad
     spec raise :class:`~hpcrail.config.ConfigError`.
     """
-    spec_file = Path(path)
-    spec, sdoc, text = load_spec(spec_file)
+    spec_file, _tree = spec_source(path)
+    spec, sdoc, text = load_spec(path)
     files: dict = {}
     base = load_document(spec_file.parent / spec.base)
     issues = []
@@ -574,7 +673,12 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     paths = list(spec.parameters)
     names = _coordinate_names(paths, [ps.name for ps in spec.parameters.values()], reserved)
     levels = [_levels(ps) for ps in spec.parameters.values()]
-    params = [Parameter(p, n, ps, lv) for p, n, ps, lv in zip(paths, names, spec.parameters.values(), levels)]
+    labels = [ps.label or parameter_label(p, base_sc) for p, ps in spec.parameters.items()]
+    for i, lab in enumerate(labels):   # two paths with the same words: the full path tells them apart
+        if labels.count(lab) > 1 and not list(spec.parameters.values())[i].label:
+            labels[i] = paths[i][:60]
+    params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or "")
+              for p, n, ps, lv, lab in zip(paths, names, spec.parameters.values(), levels, labels)]
     points = []
     shared: dict = {}
     for i, vals in enumerate(design_values(spec, levels)):
@@ -623,4 +727,5 @@ def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
 
 
 __all__ = ["SweepSpec", "ParameterSpec", "Outputs", "SeriesOutput", "Parameter", "Point", "Expansion", "load_spec",
-           "expand", "design_values", "overlay_document", "DESIGNS"]
+           "expand", "design_values", "overlay_document", "DESIGNS", "SAMPLED", "parameter_units", "parameter_label",
+           "saltelli_unit", "saltelli_problem", "saltelli_block"]

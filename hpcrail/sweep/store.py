@@ -50,19 +50,26 @@ STATUS_ERROR = "error"
 #: target size of a series chunk [bytes]
 SERIES_CHUNK_BYTES = 16 * 2 ** 20
 
-_UNIT_SUFFIXES = [("_mm", "mm"), ("_kmh", "km h-1"), ("_kN", "kN"), ("_MN_per_m", "MN m-1"),
-                  ("_kNs_per_m", "kN s m-1"), ("_kPa", "kPa"), ("_kW", "kW"), ("_permille", "1e-3"),
-                  ("_per_s", "s-1"), ("_mps", "m s-1"), ("_km", "km"), ("_t", "t"), ("_m", "m"), ("_s", "s")]
-_DTYPES = {"float64": np.float64, "int64": np.int64, "int8": np.int8, "str": object}
+#: text variables are fixed-width unicode (``<U``) so that they read back as ordinary numpy strings (a
+#: variable-length zarr string reads back as numpy's StringDType, which ``Dataset.where`` cannot hold);
+#: width of ``status`` and ``scenario_id``, and of ``message`` (longer messages are cut, see :func:`fit_text`)
+STATUS_WIDTH = 16
+MESSAGE_WIDTH = 512
+_DTYPES = {"float64": np.float64, "int64": np.int64, "int8": np.int8, "str": f"<U{MESSAGE_WIDTH}"}
+
+
+def fit_text(text: str, width: int = MESSAGE_WIDTH) -> str:
+    """``text`` cut to ``width`` characters (ending in " [...]" when cut) for a fixed-width variable."""
+    text = str(text)
+    return text if len(text) <= width else text[:width - 6] + " [...]"
 
 
 def parameter_units(path: str) -> str | None:
-    """Units from the field-name suffix of a dotted path (``slack_mm`` -> ``mm``), None if unknown."""
-    leaf = path.rsplit(".", 1)[-1]
-    for suf, units in _UNIT_SUFFIXES:
-        if leaf.endswith(suf):
-            return units
-    return None
+    """CF/udunits units from the field-name suffix of a dotted path (``slack_mm`` -> ``mm``), None if the
+    name carries none (see :func:`hpcrail.sweep.spec.parameter_units`)."""
+    from hpcrail.sweep.spec import parameter_units as units
+
+    return units(path)
 
 
 @dataclasses.dataclass
@@ -101,7 +108,7 @@ class Layout:
 
     def fill(self, name: str):
         dims, dtype, _ = self.variables[name]
-        if dtype == object:
+        if np.dtype(dtype).kind in "OU":
             return STATUS_PENDING if name == "status" else ""
         if np.dtype(dtype).kind in "iu":
             return 0
@@ -123,7 +130,7 @@ def series_times(max_duration: float, interval: float) -> np.ndarray:
 def _variable(o: Output, note: str = "") -> tuple:
     attrs = o.attrs()
     if note:
-        attrs["long_name"] = attrs["long_name"] + note
+        attrs["description"] = f"{attrs['description']} {note}"
     return (("scenario",) + o.dims, _DTYPES[o.dtype], attrs)
 
 
@@ -144,16 +151,18 @@ def make_layout(exp, batch_size: int) -> Layout:
     out = exp.spec.outputs
     valid = [p for p in exp.points if p.error is None]
     v: dict = {}
-    v["status"] = (("scenario",), object, RUN_OUTPUTS[0].attrs())
-    v["message"] = (("scenario",), object, RUN_OUTPUTS[1].attrs())
-    v["done"] = (("scenario",), np.int8, {"long_name": "1 once the scenario's results are written (whatever its "
-                                                       "status); 0 = pending"})
+    v["status"] = (("scenario",), f"<U{STATUS_WIDTH}", RUN_OUTPUTS[0].attrs())
+    v["message"] = (("scenario",), f"<U{MESSAGE_WIDTH}", RUN_OUTPUTS[1].attrs())
+    v["done"] = (("scenario",), np.int8, {"long_name": "scenario done", "description": "One once the scenario's "
+                                          "results are written (whatever its status), zero while it is pending.",
+                                          "flag_values": np.array([0, 1], dtype=np.int8),
+                                          "flag_meanings": "pending done"})
     for o in RUN_OUTPUTS[2:]:
         v[o.name] = _variable(o)
     sizes: dict = {}
     dims: dict = {}
     series = []
-    note = f" (sampled every {out.series.interval_s:g} s)" if out.series else ""
+    note = f"Sampled every {out.series.interval_s:g} s." if out.series else ""
     for kname in sorted({p.kind for p in valid}):
         kind = kinds.get(kname)
         pts = [p for p in valid if p.kind == kname]
@@ -184,9 +193,9 @@ def make_layout(exp, batch_size: int) -> Layout:
 def _coordinates(exp, layout: Layout) -> dict:
     S = exp.size
     c = {"scenario": ("scenario", np.arange(S, dtype=np.int64), {"long_name": "scenario index in the sweep"}),
-         "scenario_id": ("scenario", np.array([p.id for p in exp.points], dtype=object),
-                         {"long_name": "hash of the canonical scenario config (hpcrail validate prints it); "
-                                       "x-prefixed for scenarios whose overrides do not validate"})}
+         "scenario_id": ("scenario", np.array([p.id for p in exp.points], dtype=f"<U{STATUS_WIDTH}"),
+                         {"long_name": "scenario id", "description": "Hash of the canonical scenario config (hpcrail "
+                          "validate prints it); x-prefixed for scenarios whose overrides do not validate."})}
     for j, par in enumerate(exp.parameters):
         vals = [p.values[j] for p in exp.points]
         if all(isinstance(x, bool) for x in vals):
@@ -196,12 +205,11 @@ def _coordinates(exp, layout: Layout) -> dict:
         elif all((isinstance(x, (int, float)) and not isinstance(x, bool)) or x is None for x in vals):
             arr = np.array([np.nan if x is None else float(x) for x in vals], dtype=np.float64)
         else:
-            arr = np.array(["" if x is None else str(x) for x in vals], dtype=object)
-        attrs = {"long_name": f"sweep parameter {par.path}", "sweep_path": par.path,
-                 "sweep_source": par.spec.source}
-        units = parameter_units(par.path)
-        if units:
-            attrs["units"] = units
+            arr = np.array(["" if x is None else str(x) for x in vals], dtype=str)
+        attrs = {"long_name": par.label, "description": f"Swept parameter {par.path} ({par.spec.source}).",
+                 "sweep_path": par.path, "sweep_source": par.spec.source}
+        if par.units:
+            attrs["units"] = par.units
         c[par.name] = ("scenario", arr, attrs)
     used_dims = {d for dims, _dt, _a in layout.variables.values() for d in dims}
     valid = [p for p in exp.points if p.error is None]
@@ -215,8 +223,9 @@ def _coordinates(exp, layout: Layout) -> dict:
             if len(have) == 1 and len(next(iter(have))) == n:
                 labels = np.asarray(next(iter(have)), dtype=str)
         if labels is None:
-            attrs = {"units": "1", "long_name": d.long_name if d.labels == "index" else
-                     f"{d.long_name} (position: the scenarios' labels differ)"}
+            attrs = {"long_name": d.long_name if d.labels == "index" else f"{d.long_name} position",
+                     **({} if d.labels == "index" else {"description": "Position of the element: the scenarios' "
+                                                                      "labels differ."})}
             c[name] = (name, np.arange(1, n + 1), attrs)
         else:
             c[name] = (name, labels, {"long_name": d.long_name})
@@ -265,10 +274,11 @@ def study_attrs(exp, layout: Layout) -> dict:
         "design": spec.design,
         "seed": int(spec.seed),
         "samples": int(spec.samples or 0),
+        "second_order": int(spec.second_order),
         "n_scenarios": int(exp.size),
         "batch_size": int(layout.batch_size),
-        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source}
-                                  for p in exp.parameters]),
+        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source, "label": p.label,
+                                   "units": p.units} for p in exp.parameters]),
         "outputs": json.dumps(spec.outputs.model_dump()),
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,
@@ -307,8 +317,9 @@ def create_store(exp, path: str | Path, layout: Layout) -> Path:
     ds = _template(exp, layout)
     enc = {name: {"chunks": layout.chunks(name)} for name in layout.variables}
     for name in ds.coords:
+        enc[name] = {"_FillValue": None}   # CF 2.5.1: coordinate variables have no _FillValue
         if ds[name].dims == ("scenario",):
-            enc[name] = {"chunks": (max(1, exp.size),)}
+            enc[name]["chunks"] = (max(1, exp.size),)
     try:
         ds.to_zarr(tmp, mode="w-", compute=False, encoding=enc, zarr_format=2, consolidated=True)
         os.rename(tmp, path)
@@ -337,7 +348,7 @@ def read_region(path: str | Path, layout: Layout, start: int, stop: int) -> dict
     out = {}
     for name, (dims, dtype, _a) in layout.variables.items():
         arr = g[name][start:stop]
-        out[name] = as_strings(arr) if dtype == object else np.array(arr)
+        out[name] = as_strings(arr).astype(dtype) if np.dtype(dtype).kind in "OU" else np.array(arr)
     return out
 
 

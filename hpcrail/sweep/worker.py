@@ -18,7 +18,7 @@ from hpcrail.config import ConfigError, Document
 from hpcrail.kinds import validate_document
 from hpcrail.sweep.spec import overlay_document
 from hpcrail.sweep.store import (
-    STATUS_ERROR, STATUS_INVALID, Layout, read_region, write_region,
+    STATUS_ERROR, STATUS_INVALID, Layout, fit_text, read_region, write_region,
 )
 
 
@@ -75,7 +75,7 @@ def _row_from_dataset(ds, layout: Layout) -> dict:
             continue
         if len(dims) == 1:
             v = ds[name].values
-            row[name] = str(v) if dtype == object else v.item()
+            row[name] = str(v) if np.dtype(dtype).kind in "OU" else v.item()
             continue
         arr = np.asarray(ds[name].values)
         full = layout.empty(name, 1)[0]
@@ -136,7 +136,10 @@ def assemble(task: BatchTask, rows: list[dict]) -> dict:
         i = idx - task.start
         for name in arrays:
             if name in row:
-                arrays[name][i] = row[name]
+                value = row[name]
+                if arrays[name].dtype.kind == "U":   # fixed-width text: cut long messages visibly
+                    value = fit_text(value, arrays[name].dtype.itemsize // 4)
+                arrays[name][i] = value
             else:
                 arrays[name][i] = lay.empty(name, 1)[0]
     return arrays

@@ -21,6 +21,19 @@ def _has_friction_results(ds) -> bool:
     return "relative_velocity" in ds
 
 
+_FIG = "hpcrail.kinds.ltd.figures"
+#: run figures of the train kinds (the planar train reuses the first three)
+TRAIN_FIGURES = (
+    Figure("force_envelope", "in-train force envelope along the train: max draft and max buff per coupler over "
+           "every step [kN], locomotives marked", lazy(f"{_FIG}:force_envelope"), lazy(f"{_FIG}:has_envelopes")),
+    Figure("force_time", "in-train force against time (or distance) at the peak couplers and next to each "
+           "locomotive, with notch, brake and speed below", lazy(f"{_FIG}:force_time"),
+           lazy(f"{_FIG}:has_coupler_force")),
+    Figure("force_heatmap", "in-train force over time x coupler", lazy(f"{_FIG}:force_heatmap"),
+           lazy(f"{_FIG}:has_coupler_force")),
+)
+
+
 KIND = ModelKind(
     name="ltd",
     description="Longitudinal train dynamics of a consist on a route (one coordinate per vehicle).",
@@ -38,12 +51,12 @@ KIND = ModelKind(
     shape=lazy("hpcrail.kinds.ltd.outputs:shape"),
     outputs=LTD_OUTPUTS,
     linearisation=None,
-    run_figures=(Figure("friction", "relative velocities, relative displacements and one connection's force "
-                        "(Oprea 2018 Figs 3-5)", lazy("hpcrail.kinds.ltd.figures:friction_figures"),
-                        _has_friction_results),),
+    run_figures=TRAIN_FIGURES + (
+        Figure("friction", "relative velocities, relative displacements and one connection's force (Oprea 2018 "
+               "Figs 3-5)", lazy(f"{_FIG}:friction_figures"), _has_friction_results),),
     report_figures=(),
     summary=SUMMARY,
     summary_title="benchmark metrics (Bosso et al. 2024, Tables 1-2)",
 )
 
-__all__ = ["KIND"]
+__all__ = ["KIND", "TRAIN_FIGURES"]

@@ -186,13 +186,20 @@ LTD_OUTPUTS = (LTD_SERIES + COUPLER_ENVELOPES + TRAIN_METRICS + TRAIN_SCALARS + 
 SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",)
 
 
+#: attributes of the ``vehicle_kind`` coordinate (locomotive positions for figures and analysis)
+VEHICLE_KIND_ATTRS = {"long_name": "vehicle kind", "description": "Locomotive or wagon (the kind of the vehicle type)."}
+
+
 def shape(sc) -> Shape:
-    """Sizes of ``vehicle`` and ``coupler`` and the static coordinates ``vehicle_type`` and
-    ``connection_type`` of an LTD scenario (from the schema: no model is built)."""
+    """Sizes of ``vehicle`` and ``coupler`` and the static coordinates ``vehicle_type``,
+    ``vehicle_kind`` (locomotive / wagon) and ``connection_type`` of an LTD scenario (from the schema:
+    no model is built)."""
     v = sc.vehicle_type_names()
     c = sc.connection_type_names()
     return Shape(sizes={"vehicle": len(v), "coupler": len(c)},
                  coords={"vehicle_type": ("vehicle", tuple(v), {"long_name": "vehicle type name"}),
+                         "vehicle_kind": ("vehicle", tuple(sc.vehicle_types[n].kind for n in v),
+                                          dict(VEHICLE_KIND_ATTRS)),
                          "connection_type": ("coupler", tuple(c), {"long_name": "connection type name"})})
 
 
@@ -238,6 +245,6 @@ def coupler_envelope_values(fmax, fmin, emax, emin) -> dict:
             "coupler_max_buff_deflection": np.maximum(-emin, 0.0)}
 
 
-__all__ = ["shape", "VEHICLE", "COUPLER", "MODE_CHANGE", "TRAIN_METRICS", "TRAIN_SCALARS", "COUPLER_ENVELOPES",
+__all__ = ["shape", "VEHICLE_KIND_ATTRS", "VEHICLE", "COUPLER", "MODE_CHANGE", "TRAIN_METRICS", "TRAIN_SCALARS", "COUPLER_ENVELOPES",
            "COUPLER_NEWTON", "LTD_SERIES", "LTD_ENERGY", "LTD_FRICTION", "LTD_OUTPUTS", "SUMMARY", "train_metrics",
            "coupler_envelope_values"]

@@ -12,6 +12,7 @@ import dataclasses
 
 from hpcrail.kinds.ltd.outputs import (
     COUPLER, COUPLER_ENVELOPES, COUPLER_NEWTON, IN_KMH, IN_KN, IN_MM, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE,
+    VEHICLE_KIND_ATTRS,
 )
 from hpcrail.results.outputs import Dim, Output, Shape
 
@@ -77,6 +78,7 @@ def shape(sc) -> Shape:
     m = len(v) - 1
     return Shape(sizes={"vehicle": len(v), "coupler": m, "coupler_end": 2},
                  coords={"vehicle_type": ("vehicle", tuple(v), {"long_name": "vehicle type name"}),
+                         "vehicle_kind": ("vehicle", tuple(sc.car_types[n].kind for n in v), dict(VEHICLE_KIND_ATTRS)),
                          "connection_type": ("coupler", (sc.coupler.model,) * m, {"long_name": "connection type name"}),
                          "coupler_end": ("coupler_end", COUPLER_ENDS, {"long_name": COUPLER_END.long_name})})
 

@@ -7,7 +7,7 @@ Package layout: ``schema`` (YAML), ``outputs`` (declarations, shape), ``build`` 
 """
 from __future__ import annotations
 
-from hpcrail.kinds.descriptor import NOT_BATCHABLE, ModelKind, lazy
+from hpcrail.kinds.descriptor import NOT_BATCHABLE, Figure, ModelKind, lazy
 from hpcrail.kinds.vertical.outputs import BODY, ELEMENT, FLOOR_POINT, SUMMARY, VERTICAL_OUTPUTS, WHEEL
 from hpcrail.kinds.vertical.schema import VerticalScenario, check_vertical
 
@@ -28,7 +28,13 @@ KIND = ModelKind(
     shape=lazy("hpcrail.kinds.vertical.outputs:shape"),
     outputs=VERTICAL_OUTPUTS,
     linearisation=None,
-    run_figures=(),
+    run_figures=(
+        Figure("body_accelerations", "floor accelerations and bounce/pitch accelerations of the bodies against time",
+               lazy("hpcrail.kinds.vertical.figures:body_accelerations"),
+               lazy("hpcrail.kinds.vertical.figures:has_accelerations")),
+        Figure("ride_comfort", "ride comfort per floor point: Sperling W_z, EN 12299 Wb r.m.s. and N_MV vertical term",
+               lazy("hpcrail.kinds.vertical.figures:ride_comfort"), lazy("hpcrail.kinds.vertical.figures:has_comfort")),
+    ),
     report_figures=(),
     summary=SUMMARY,
     summary_title="ride comfort and wheel/rail force metrics",

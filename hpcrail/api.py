@@ -1,0 +1,65 @@
+"""The Python API for notebooks and scripts (re-exported by :mod:`hpcrail`)::
+
+    import hpcrail
+    sc = hpcrail.load("configs/trains/train4.yaml", simulation__duration_s=600)   # a validated scenario
+    sc.integrator.rtol = 1e-5                       # assignments are validated (bad values raise)
+    ds = hpcrail.simulate(sc)                       # xarray Dataset (the dataset of hpcrail run)
+    ds.hpcrail.plot_run()                           # its run figures
+    st = hpcrail.sweep("jobs/sobol_train_makeup.yaml", inline=True)   # runs (or resumes), opens the store
+    st.hpcrail.sobol()                              # Sobol' indices of a saltelli design
+
+The command line and this API share every step: loading and validation (:mod:`hpcrail.kinds`), running
+(:mod:`hpcrail.simulate`), the dataset builder, sweeps (:mod:`hpcrail.sweep.runner`) and analysis
+(:mod:`hpcrail.analysis`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping
+
+
+from hpcrail.simulate import load, revalidate, simulate  # noqa: E402  (the API's load and simulate)
+
+
+def sweep(spec: str | Path | Mapping, store: str | Path | None = None, *, set: Iterable[str] = (),
+          inline: bool = False, workers: int | None = None, progress: bool = True, quiet: bool = False, **options):
+    """Run (or resume) a sweep and open its store (:func:`open_sweep`: parameters as a MultiIndex, metrics
+    loaded).  ``spec``: a spec file or a mapping with the same keys (relative paths from the working
+    directory); ``store``: default ``NAME.zarr``; ``set``: ``--set`` overrides of the base scenario;
+    ``inline``: run in this process without dask; ``workers``: processes of the local dask cluster;
+    ``quiet``: no messages; ``options``: the other keywords of :func:`hpcrail.sweep.runner.run_sweep`
+    (``batch_size``, ``retry_failed``, ``new``, ``client``, ``scheduler`` ...).
+
+    Raises :class:`~hpcrail.config.ConfigError` for a bad spec and
+    :class:`~hpcrail.sweep.runner.SweepMismatchError` when ``store`` holds another study."""
+    from hpcrail.analysis import open_sweep
+    from hpcrail.sweep.runner import run_sweep
+
+    say = (lambda _s: None) if quiet else print
+    res = run_sweep(dict(spec) if isinstance(spec, Mapping) else spec, store, cli_set=list(set), inline=inline,
+                    workers=workers, progress=progress and not quiet, say=say, **options)
+    return open_sweep(res.store)
+
+
+def open_run(path: str | Path):
+    """Open a run store (lazy; ``ds.hpcrail`` available)."""
+    from hpcrail.analysis import open_run as _open
+
+    return _open(path)
+
+
+def open_sweep(path: str | Path, indexed: bool = True):
+    """Open a sweep store (see :func:`hpcrail.analysis.open_sweep`)."""
+    from hpcrail.analysis import open_sweep as _open
+
+    return _open(path, indexed=indexed)
+
+
+def examples_dir() -> Path:
+    """The directory holding the shipped ``configs/``, ``jobs/`` and ``slurm/`` (``hpcrail examples``)."""
+    from hpcrail.config.examples import examples_root
+
+    return examples_root()
+
+
+__all__ = ["load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir", "revalidate"]

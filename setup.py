@@ -1,0 +1,43 @@
+"""Build hook (everything else is in pyproject.toml): a wheel carries the example scenarios, sweep jobs and
+Slurm templates under ``hpcrail/examples/`` (``hpcrail examples --copy DIR``) and the git commit it was
+built from (``hpcrail/_build_info.json``, read by ``hpcrail.provenance.git_info`` when there is no checkout;
+``HPCRAIL_GIT_COMMIT`` names it when building from a copy without ``.git``).  MANIFEST.in puts the example
+directories into the sdist, so a wheel built from the sdist has them too."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+EXAMPLE_DIRS = ("configs", "jobs", "slurm")
+
+
+def _commit() -> str:
+    """The commit being built: $HPCRAIL_GIT_COMMIT (builds from a copy without .git), else git."""
+    if os.environ.get("HPCRAIL_GIT_COMMIT"):
+        return os.environ["HPCRAIL_GIT_COMMIT"]
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+class BuildWithExamples(build_py):
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):   # an editable install reads the checkout itself
+            return
+        target = Path(self.build_lib) / "hpcrail"
+        for d in EXAMPLE_DIRS:
+            if (ROOT / d).is_dir():
+                shutil.copytree(ROOT / d, target / "examples" / d, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.zarr"))
+        (target / "_build_info.json").write_text(json.dumps({"git_commit": _commit()}))
+
+
+setup(cmdclass={"build_py": BuildWithExamples})
