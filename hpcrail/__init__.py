@@ -8,7 +8,7 @@ docs/architecture.md.  The Python API: ``hpcrail.load``, ``hpcrail.simulate``, `
 :mod:`hpcrail._numba` (numba cache directory and threading set-up) before defining kernels.
 """
 
-__version__ = "0.1.0"
+from hpcrail._version import __version__
 
 #: the Python API (:mod:`hpcrail.api`), imported on first use so that ``import hpcrail`` stays light
 _API = ("load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir")

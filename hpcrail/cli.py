@@ -35,7 +35,7 @@ EXIT_FAILED_RUN = 3
 
 def _version(value: bool) -> None:
     if value:
-        from hpcrail import __version__
+        from hpcrail._version import __version__
         from hpcrail.provenance import git_info
 
         commit, dirty = git_info()
@@ -241,7 +241,8 @@ def info():
     from hpcrail import _numba  # noqa: F401  (numba cache directory and threading set-up)
     import numba
 
-    from hpcrail import __version__, kinds
+    from hpcrail import kinds
+    from hpcrail._version import __version__
     from hpcrail.integrators import registry
     from hpcrail.provenance import git_info
 

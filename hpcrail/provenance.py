@@ -103,7 +103,7 @@ def provenance_attrs() -> dict:
     """Attributes describing the software and machine that produced a result (all strings / ints):
     hpcrail version, git commit (or the commit an installed wheel was built from), host, platform,
     library versions, creation time, user and the CF ``history`` line (time and command line)."""
-    from hpcrail import __version__
+    from hpcrail._version import __version__
 
     commit, dirty = git_info()
     created = now_iso()
