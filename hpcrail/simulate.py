@@ -132,7 +132,8 @@ def progress_printer(label: str):
             rate = (t - s_ref) / (now - t_ref) if now > t_ref and t > s_ref else 0.0
             rem = f", remaining {_hms((t_end - t) / rate)}" if rate > 0 else ""
             _stderr().print(f"{label}: t = {t:,.1f} / {t_end:,.0f} s ({100 * t / t_end:3.0f} %), "
-                              f"{stats['steps']:,} steps, elapsed {_hms(el)}{rem}", highlight=False)
+                              f"{stats['steps']:,} steps, elapsed {_hms(el)}{rem}", highlight=False,
+                             soft_wrap=True)   # a log line: never folded at the console width
 
     return cb_plain, lambda: None
 
