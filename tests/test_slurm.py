@@ -19,6 +19,9 @@ from hpcrail.slurm.site import load_site_config, render_job_script
 
 ROOT = Path(__file__).resolve().parents[1]
 START = ROOT / "tests" / "slurm" / "start_slurm.sh"
+#: one pytest-xdist worker runs every test of this module (``--dist loadgroup``): the module's Slurm cluster
+#: (started here when none runs, on fixed ports) and its two CPUs are shared by its tests, not raced for
+pytestmark = pytest.mark.xdist_group("slurm")
 
 
 def _slurm_missing() -> str | None:
@@ -225,5 +228,5 @@ def test_sweep_inside_one_allocation_equals_local(slurm, tmp_path):
                         "--batch-size", "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     log = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
     assert r.returncode == 0, r.stdout + r.stderr + log
-    assert "2 workers on" in log and "6/6 done" in log and "ssh -N -L" in log, log
+    assert "2 workers on" in log and "6/6 done" in log and "ssh -N -J" in log and "-L 8787:127.0.0.1:8787" in log, log
     assert_same_results(tmp_path / "local.zarr", tmp_path / "alloc.zarr")
