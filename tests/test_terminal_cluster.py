@@ -33,7 +33,9 @@ def small_sweep(tmp_path_factory):
     from hpcrail.sweep.runner import run_sweep
 
     d = tmp_path_factory.mktemp("term")
-    spec = write_spec(d / "t.yaml", {"connection_types.autocoupler.slack_mm": {"values": [0, -5, 20]}})
+    # the second scenario fails: 7 wagons cannot form the demo's wagon pairs (a cross-field rule of the consist)
+    spec = write_spec(d / "t.yaml", {"connection_types.autocoupler.slack_mm": {"values": [0, 10, 20]},
+                                     "consist.1.count": {"values": [8, 7, 8]}}, design="zip")
     run_sweep(spec, d / "t.zarr", inline=True, progress=False, say=lambda *_: None)
     return d / "t.zarr"
 
@@ -63,7 +65,7 @@ def test_status_and_report_json(small_sweep, tmp_path):
     r = runner.invoke(_app(), ["status", str(small_sweep), "--json"])
     st = json.loads(r.stdout)
     assert st["total"] == 3 and st["failed"] == 1 and st["by_status"] == {"completed": 2, "invalid": 1}
-    assert st["messages"][0]["count"] == 1 and "slack_mm" in st["messages"][0]["message"]
+    assert st["messages"][0]["count"] == 1 and "consist.1.count" in st["messages"][0]["message"]
     r = runner.invoke(_app(), ["report", str(small_sweep), "-o", str(tmp_path / "rep"), "--json"])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.stdout)
