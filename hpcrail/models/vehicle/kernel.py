@@ -21,7 +21,8 @@ from numba import njit
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.vehicle.build import (
     D_BODY, D_WHEEL, D_WS, DW_DELTA, DW_FLANGE, DW_FX, DW_GAMMA, DW_N, DW_NFLANGE, DW_Q, DW_R, DW_SPIN, DW_SR,
-    DW_SW, DW_XI_X, DW_XI_Y, DW_Y, DWS_CLAMP, DWS_ITER, DWS_KEC, DWS_OMEGA, DWS_PHI, DWS_SUMY, DWS_Z, KIND_WHEELSET,
+    DW_SW, DW_XI_X, DW_XI_Y, DW_Y, DWS_CLAMP, DWS_ITER, DWS_KEC, DWS_OMEGA, DWS_PHI, DWS_PHIDOT, DWS_SUMY, DWS_Z,
+    DWS_ZDOT, KIND_WHEELSET,
     LAW_BUMPSTOP, LAW_SERIES_DAMPER, METHOD_KEC, R_PHI, R_PSI, R_TH, R_Y, R_Z, S_POS, S_VEL, SPEED_FREE,
     SPIN_FREE, W_OM, W_PSI, W_PSID, W_Y, W_YD, WORK_BODY, WORK_WS,
 )
@@ -485,6 +486,8 @@ def _wheelset_diag(P, w, out, cr, N0, N1, fpen0, fpen1, lut, v, vx, vy, vz, wxa,
     diag[base_s + DWS_OMEGA] = om
     diag[base_s + DWS_Z] = out[L.Z]
     diag[base_s + DWS_PHI] = out[L.PHI]
+    diag[base_s + DWS_ZDOT] = out[L.ZDOT]
+    diag[base_s + DWS_PHIDOT] = out[L.PHIDOT]
 
 
 @njit(**JIT_NRT_FREE)
