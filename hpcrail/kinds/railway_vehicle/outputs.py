@@ -66,7 +66,8 @@ RV_SERIES = (
            "series", **IN_MM),
     Output("flange_contact", ("time", "wheel"), "1", "flange contact", "1 while the flange is in contact (KEC: "
            "the flange-start contact carries load or the main contact angle exceeds 45 degrees; LUT: positive "
-           "flange indentation), else 0.", "series", dtype="int8"),
+           "flange indentation (two-point contact) or the constrained contact angle exceeds 45 degrees), else 0.",
+           "series", dtype="int8"),
     Output("flange_indentation", ("time", "wheel"), "m", "flange indentation", "LUT: wheel/rail indentation at "
            "the flange (+ penetration, - clearance; paper 004 eq 21); KEC: 0 (contact is a constraint).", "series",
            **IN_MM),

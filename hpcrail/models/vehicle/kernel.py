@@ -470,7 +470,9 @@ def _wheelset_diag(P, w, out, cr, N0, N1, fpen0, fpen1, lut, v, vx, vy, vz, wxa,
         rf = L.CONTACT0 + (2 * wheel + 1) * L.N_REC
         if lut:
             diag[d0 + DW_DELTA] = out[rf + L.C_DELTA]
-            diag[d0 + DW_FLANGE] = 1.0 if nfl > 0.0 else 0.0
+            # flange contact: the Hertzian penalty of the flange record carries load (two-point contact), or
+            # the constrained (single) contact lies on the flange (contact angle above 45°)
+            diag[d0 + DW_FLANGE] = 1.0 if (nfl > 0.0 or out[rec + L.C_GAMMA] > 0.7854) else 0.0
         else:
             diag[d0 + DW_DELTA] = 0.0
             # flange contact: the flange-start contact of a regularisation band carries load, or the
