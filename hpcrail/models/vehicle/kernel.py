@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
-from hpcrail.models.vehicle.build import (
+from hpcrail.models.vehicle.layout import (
     D_BODY, D_WHEEL, D_WS, DW_DELTA, DW_FLANGE, DW_FX, DW_GAMMA, DW_N, DW_NFLANGE, DW_Q, DW_R, DW_SPIN, DW_SR,
     DW_SW, DW_XI_X, DW_XI_Y, DW_Y, DWS_CLAMP, DWS_ITER, DWS_KEC, DWS_OMEGA, DWS_PHI, DWS_PHIDOT, DWS_SUMY, DWS_Z,
     DWS_ZDOT, KIND_WHEELSET,
