@@ -28,6 +28,7 @@ _MODULES: dict[str, str] = {
     "ltd": "hpcrail.kinds.ltd",
     "planar_train": "hpcrail.kinds.planar_train",
     "vertical": "hpcrail.kinds.vertical",
+    "railway_vehicle": "hpcrail.kinds.railway_vehicle",
 }
 _LOADED: dict[str, ModelKind] = {}
 

@@ -306,8 +306,14 @@ def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
         if o is None or name not in ds:
             continue
         v = ds[name].values
-        rows.append((name, format_value(v.item() if getattr(v, "ndim", 0) == 0 else v, o),
-                     "" if o.display_units == "1" else o.display_units, o.long_name))
+        unit = "" if o.display_units == "1" else o.display_units
+        if getattr(v, "ndim", 0) == 1:  # one row per element, labelled by the dimension's coordinate
+            dim = ds[name].dims[0]
+            labels = ds[dim].values if dim in ds.coords else range(1, v.size + 1)
+            for lab, x in zip(labels, v):
+                rows.append((f"{name} ({lab})", format_value(x, o), unit, o.long_name))
+            continue
+        rows.append((name, format_value(v.item() if getattr(v, "ndim", 0) == 0 else v, o), unit, o.long_name))
     return rows
 
 
