@@ -40,7 +40,8 @@ def failing_spec(tmp_path_factory):
     """Six scenarios, three of them failing differently: invalid override, max steps, divergence."""
     d = tmp_path_factory.mktemp("fail")
     return write_spec(d / "fail.yaml", {
-        SLACK: {"values": [10, -5, 10, 10, 0, 20]},
+        SLACK: {"values": [10, 10, 10, 10, 0, 20]},
+        "consist.1.count": {"values": [8, 7, 8, 8, 8, 8]},          # 7 wagons cannot form pairs
         "integrator.max_steps": {"values": [10 ** 8, 10 ** 8, 200, 10 ** 8, 10 ** 8, 10 ** 8]},
         "integrator.step_s": {"values": [0.002, 0.002, 0.002, 0.2, 0.002, 0.002]},
     }, design="zip", duration=3.0, extra={"outputs": {"envelopes": True}})
@@ -59,7 +60,7 @@ def test_failing_scenarios_are_recorded_and_the_sweep_goes_on(failing_store):
     status = ds.status.values.tolist()
     msg = ds.message.values.tolist()
     assert status == ["completed", "invalid", "max_steps", "non_finite", "completed", "completed"]
-    assert "slack_mm" in msg[1] and "greater than or equal to 0" in msg[1]
+    assert "consist.1.count" in msg[1] and "even count" in msg[1]
     assert "maximum number of steps" in msg[2]
     assert "non-finite" in msg[3]
     assert ds.done.values.all() and res.counts == {"total": 6, "done": 6, "completed": 3, "failed": 3,
