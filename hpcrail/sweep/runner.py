@@ -126,6 +126,8 @@ def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *,
     """``(key, task)`` per batch holding scenarios to run; keys are deterministic
     (``hpcrail-sweep-<fingerprint>-<first scenario>``)."""
     fp = exp.fingerprint()
+    b = exp.spec.budget
+    limits = (float(b.wall_time_s or 0.0), int(b.max_steps or 0))
     tasks = []
     for start, stop in layout.batches():
         idx = [int(i) for i in np.flatnonzero(mask[start:stop]) + start]
@@ -136,7 +138,7 @@ def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *,
                       BatchTask(store=str(store.resolve()), start=start, stop=stop, todo=idx,
                                 overrides=[p.overrides for p in pts], errors=[p.error for p in pts],
                                 base_doc=exp.base_doc, spec_file=str(exp.spec_file), layout=layout,
-                                mode=mode, threads=threads)))
+                                mode=mode, threads=threads, budget=limits)))
     return tasks
 
 

@@ -18,6 +18,7 @@ every step) and decimated time series of the kind::
     seed: 1
     outputs: {envelopes: true, series: {interval_s: 5.0, variables: [coupler_force]}}
     batch_size: auto    # scenarios per task (= zarr chunk along ``scenario``)
+    budget: {wall_time_s: 3600, max_steps: null}   # per scenario; beyond: recorded as a failure
 
 Discrete sources: ``values`` (a list; strings ending in ``.yaml`` are component files, resolved
 relative to the spec), ``linspace: [start, stop, num]``, ``logspace: [start_exp, stop_exp, num]``,
@@ -49,7 +50,7 @@ from pydantic import Field, field_validator, model_validator
 
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
-from hpcrail.config.base import MAX_SAMPLES
+from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
 from hpcrail.config.errors import ConfigValueError
 from hpcrail.config.loading import (
     _display, canonical_dict, config_hash, describe_type, field_at, finish_issues, override_issue, parse_override,
@@ -195,6 +196,17 @@ class Outputs(Strict):
     series: Optional[SeriesOutput] = None
 
 
+class SweepBudget(Strict):
+    """Limits of one scenario of the sweep: a scenario that exceeds them stops and is recorded as a
+    failure with its reason (status ``time_budget`` or ``max_steps``), so a sweep never stalls on one
+    scenario.  Not part of the scenarios' ids."""
+
+    wall_time_s: Optional[float] = Field(3600.0, ge=0.001, le=MAX_DURATION_S, description="wall time of one "
+                                         "scenario's integration [s] (null: no limit)")
+    max_steps: Optional[int] = Field(None, ge=1, le=10 ** 12, description="step attempts of one scenario (the "
+                                     "smaller of this and its integrator.max_steps; null: its own)")
+
+
 class SweepSpec(Strict):
     base: str = Field(..., description="base scenario file, relative to the spec")
     name: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.\-]+$")
@@ -207,6 +219,7 @@ class SweepSpec(Strict):
     seed: int = Field(0, ge=0, le=2 ** 63 - 1)
     outputs: Outputs = Outputs()
     batch_size: int | Literal["auto"] = "auto"
+    budget: SweepBudget = SweepBudget()
 
     @field_validator("batch_size")
     @classmethod
@@ -764,5 +777,5 @@ def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
     pt.methods = getattr(it, "method", "") or ""
 
 
-__all__ = ["SweepSpec", "ParameterSpec", "Outputs", "SeriesOutput", "Parameter", "Point", "Expansion", "load_spec",
+__all__ = ["SweepSpec", "SweepBudget", "ParameterSpec", "Outputs", "SeriesOutput", "Parameter", "Point", "Expansion", "load_spec",
            "expand", "design_values", "overlay_document", "DESIGNS"]

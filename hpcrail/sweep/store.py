@@ -270,6 +270,7 @@ def study_attrs(exp, layout: Layout) -> dict:
         "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source}
                                   for p in exp.parameters]),
         "outputs": json.dumps(spec.outputs.model_dump()),
+        "budget": json.dumps(spec.budget.model_dump()),
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,
         "base_config_yaml": base_canon,
