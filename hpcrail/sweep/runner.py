@@ -271,6 +271,8 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
 
     check_writable(store.parent)
     with sweep_lock(store, say):
+        for stale in store.parent.glob(f".{store.name}.*.creating"):   # left by a killed sweep (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
         created = not store.exists()
         try:
             return _run(exp, store, t_exp, client=client, scheduler=scheduler, scheduler_file=scheduler_file,

@@ -388,6 +388,12 @@ def read_state(path: str | Path) -> dict:
         except Exception:  # noqa: BLE001 - its metadata is unreadable: every scenario affected
             corrupt.setdefault(name, []).append((0, n))
             return out
+        try:   # the whole array at once (fast); chunk by chunk only to find what cannot be read
+            vals = arr[:]
+            out[:] = as_strings(vals) if dtype == object else np.asarray(vals)
+            return out
+        except Exception:  # noqa: BLE001
+            pass
         for a in range(0, n, step):
             b = min(n, a + step)
             try:
