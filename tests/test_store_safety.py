@@ -177,6 +177,42 @@ def test_a_corrupted_chunk_is_reported_and_recomputed_on_resume(spec4, reference
     assert not read_state(store)["corrupt"]
 
 
+def test_report_and_new_on_a_corrupted_store(spec4, reference4, tmp_path):
+    store = tmp_path / "c.zarr"
+    shutil.copytree(reference4, store)
+    (store / "max_draft_force" / "0").write_bytes(b"garbage")
+    r = CliRunner().invoke(app, ["report", str(store)])
+    assert r.exit_code == EXIT_CONFIG and "unreadable chunk" in r.output and "--new" in r.output, r.output
+    assert "Traceback" not in r.output
+    r = CliRunner().invoke(app, ["sweep", str(spec4), "-o", str(store), "--new", "--inline", "-q"])
+    assert r.exit_code == 0, r.output
+    assert_same_results(reference4, store)
+
+
+def test_a_full_disk_during_a_sweep_is_one_line_and_keeps_the_batches_written(spec4, reference4, tmp_path,
+                                                                              monkeypatch):
+    import hpcrail.sweep.worker as worker
+
+    store = tmp_path / "full.zarr"
+    real, calls = worker.write_region, []
+
+    def write_region(path, layout, start, stop, arrays):   # the disk fills up after the first batch
+        calls.append(start)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, layout, start, stop, arrays)
+
+    monkeypatch.setattr(worker, "write_region", write_region)
+    r = CliRunner().invoke(app, ["sweep", str(spec4), "-o", str(store), "--inline", "-q"])
+    assert r.exit_code == 4, r.output
+    assert "cannot write the sweep store" in r.output and os.strerror(errno.ENOSPC) in r.output, r.output
+    assert "Traceback" not in r.output and "re-run the same command to resume" in r.output
+    assert read_state(store)["done"].tolist() == [True, True, False, False]
+    monkeypatch.undo()
+    run_sweep(spec4, store, inline=True, progress=False, say=quiet)
+    assert_same_results(reference4, store)
+
+
 def _start(cmd):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -193,7 +193,14 @@ def report(store: Path = typer.Argument(..., help="study store (zarr)"),
     import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
     from hpcrail.analysis.report import write_report
 
+    from hpcrail.sweep.store import corrupt_summary
+
     st = _state_or_exit(store)
+    if corrupt_summary(st):
+        err_console.print(f"error: {store} has {corrupt_summary(st)}: re-run the sweep command to recompute them "
+                          "(or pass --new to start again), then report", highlight=False, markup=False,
+                          soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
     ds = xr.open_zarr(store, consolidated=True)
     allowed = ds.hpcrail.metrics
     bad = [m for m in metric if m not in allowed]
