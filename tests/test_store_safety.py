@@ -213,8 +213,8 @@ def test_a_full_disk_during_a_sweep_is_one_line_and_keeps_the_batches_written(sp
     assert_same_results(reference4, store)
 
 
-def _start(cmd):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def _start(cmd, **env_extra):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **env_extra)
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 
@@ -260,18 +260,21 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_the_resume_completes_it(tmp_path
 
 
 def test_ctrl_c_stops_a_run_and_writes_nothing(tmp_path):
-    """SIGINT while the run compiles or integrates: exit 130, one line, no store, no temporary files."""
-    out_store = tmp_path / "r.zarr"
+    """SIGINT while the run compiles (an empty numba cache: the kernels take longer than 4 s to compile)
+    or integrates: exit 130, one line, no store, no temporary files — before, an interrupt during
+    compilation was printed as "Exception ignored" and the run went on to write its store."""
+    out_store = tmp_path / "out" / "r.zarr"
+    out_store.parent.mkdir()
     proc = _start([sys.executable, "-m", "hpcrail", "run", str(DEMO), "-o", str(out_store), "-q",
                    "--set", "simulation.duration_s=3000", "--set", "integrator.method=rk4",
-                   "--set", "integrator.step_s=0.0005"])
+                   "--set", "integrator.step_s=0.0005"], NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     time.sleep(4.0)
     os.killpg(proc.pid, signal.SIGINT)
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode == interrupt.EXIT_INTERRUPTED, out
     assert out.strip().splitlines()[-1].startswith("interrupted (SIGINT): nothing was written"), out
     assert "Traceback" not in out and "Exception ignored" not in out
-    assert not out_store.exists() and os.listdir(tmp_path) == []
+    assert not out_store.exists() and os.listdir(out_store.parent) == []
 
 
 def test_an_interrupt_is_recorded_and_raised_at_the_next_safe_point():
