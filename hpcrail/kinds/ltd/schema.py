@@ -155,7 +155,8 @@ class Locomotive(Strict):
     max_power_kW: Optional[float] = Field(None, gt=0, le=50_000, description="power limit at the top notch "
                                           "(scaled by notch/top notch); None = curves already include it")
     adhesion_coefficient: Optional[float] = Field(None, gt=0, le=1, description="force ≤ μ·m·g")
-    notch_rate_per_s: float = Field(0.5, gt=0, le=100, description="notch rate limit [notches/s]")
+    notch_rate_per_s: float = Field(0.5, gt=0, le=1e4, description="notch rate limit [notches/s] (1e4: "
+                                    "instantaneous at any step)")
     notch_time_constant_s: float = Field(0.2, gt=0, le=100, description="lag of the applied notch near its target")
 
 
