@@ -154,7 +154,8 @@ def clusters():
     procs = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50)
     threads = LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0",
                            silence_logs=50)
-    cp, ct = Client(procs), Client(threads)
+    # not the default client: dask's global scheduler setting is left alone for the tests after these
+    cp, ct = Client(procs, set_as_default=False), Client(threads, set_as_default=False)
     yield cp, ct
     for c in (cp, ct, procs, threads):
         c.close()

@@ -112,7 +112,7 @@ def test_driver_and_worker_kill_campaign(tmp_path):
     wstore = tmp_path / "workers.zarr"
     worker_kills = 0
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=50) as lc, Client(lc) as client:
+                      silence_logs=50) as lc, Client(lc, set_as_default=False) as client:
         out: dict = {}
         t = threading.Thread(target=lambda: out.update(res=run_sweep(spec, wstore, client=client, batch_size=2,
                                                                      progress=False, say=quiet)))

@@ -70,7 +70,7 @@ class Damper(Strict):
     """Viscous damper without series stiffness: F = c·(ż_bottom − ż_top)."""
 
     kind: Literal["damper"] = "damper"
-    damping_Ns_per_m: float = Field(..., gt=0, le=1e10)
+    damping_Ns_per_m: float = Field(..., gt=0, le=1e14)   # 1e13: a locked damper (tests)
 
 
 class SeriesDamper(Strict):
@@ -80,7 +80,7 @@ class SeriesDamper(Strict):
     ``joints: 1`` models a single joint."""
 
     kind: Literal["series_damper"] = "series_damper"
-    damping_Ns_per_m: float = Field(..., gt=0, le=1e10)
+    damping_Ns_per_m: float = Field(..., gt=0, le=1e14)   # 1e13: a locked damper (tests)
     joint_stiffness_N_per_m: float = Field(..., gt=0, le=1e12, description="stiffness of each rubber joint")
     joints: Literal[1, 2] = 2
 

@@ -51,6 +51,6 @@ class Knuckle(Strict):
 class Newton(Strict):
     """Newton-Raphson on the quasistatic coupler equilibrium Q_ni = 0 (Massa et al. 2012 eq 42)."""
 
-    tolerance_m: float = Field(1e-11, ge=1e-16, le=1e-3, description="converged when every update |Δd| and "
+    tolerance_m: float = Field(1e-11, gt=0, le=1e-3, description="converged when every update |Δd| and "
                                "|Δalpha|·shank length is below this")
     max_iterations: int = Field(30, ge=1, le=1000)
