@@ -118,17 +118,18 @@ def test_driver_and_worker_kill_campaign(tmp_path):
                                                                      progress=False, say=quiet)))
         t.start()
         deadline = time.time() + 240
-        next_at = 4
+        next_at = 1
         while time.time() < deadline and t.is_alive() and worker_kills < 3:
+            n_done = done(wstore)
             busy = [w for w, keys in client.processing().items() if keys]
-            if busy and done(wstore) >= next_at:
+            if busy and next_at <= n_done < N:   # a batch is running there
                 pids = client.run(os.getpid)
                 if busy[0] in pids:
-                    time.sleep(float(rng.uniform(0.0, 0.1)))
+                    time.sleep(float(rng.uniform(0.0, 0.05)))
                     os.kill(pids[busy[0]], signal.SIGKILL)
                     worker_kills += 1
-                    next_at = done(wstore) + 8
-            time.sleep(0.02)
+                    next_at = n_done + 2
+            time.sleep(0.005)
         t.join(timeout=300)
     assert worker_kills >= 3 and "res" in out
     res = out["res"]

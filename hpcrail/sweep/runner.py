@@ -428,7 +428,7 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
 
     limit = max_in_flight or max(4, 2 * total_threads(client))
     it = iter(tasks)
-    ac = as_completed()
+    ac = as_completed(loop=client.loop)   # the given client, default or not
     keys = {}
 
     def submit_next() -> bool:
