@@ -79,7 +79,7 @@ def kernel_run(prob, method, t_out, T, step=0.0, rtol=1e-6, atol=1e-6):
     tstate = np.zeros(info.state_size(n, spec))
     tstate[TS_T] = 0.0
     Y = np.full((t_out.size, n), np.nan)
-    iout = np.zeros(1, np.int64)
+    iout = np.zeros(2, np.int64)
     acc = prob.acc0.copy()
     stats = np.zeros(N_STATS, np.int64)
     settings = make_settings(step=step, rtol=rtol, extra=method_options(info, None))

@@ -31,6 +31,8 @@ _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot"
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3
+#: the output could not be written (full disk, I/O error); nothing half-written is left
+EXIT_OUTPUT = 4
 
 
 def _version(value: bool) -> None:
@@ -141,10 +143,11 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
             "writes) | auto; same as --set partition.backend=...")):
     """Run one scenario and write its result dataset to a zarr store."""
+    from hpcrail import interrupt
     from hpcrail._numba import compile_notice
     from hpcrail.config import canonical_yaml
     from hpcrail.kinds import load_scenario
-    from hpcrail.results.store import StoreExistsError, write_dataset
+    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, check_output, write_dataset
     from hpcrail.simulate import progress_printer, run_scenario
 
     if partition is not None:
@@ -156,24 +159,42 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     root = _mpi_rank(sc) == 0
     quiet = quiet or json_ or not root
     out = output or Path(f"{sc.name}.zarr")
-    if out.exists() and not overwrite:
-        err_console.print(f"[bold red]error:[/] {out} exists; pass --overwrite to replace it", highlight=False)
-        raise typer.Exit(EXIT_CONFIG)
+    if root:   # before simulating: never compute a result that cannot be written
+        try:
+            check_output(out, overwrite)
+        except (StoreExistsError, OutputPathError) as exc:
+            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_CONFIG)
     cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
     say = (lambda text: None) if json_ or not root else (
         lambda text: err_console.print(text, highlight=False, soft_wrap=True))
-    try:
-        with compile_notice(say):
-            ds = run_scenario(sc, progress=cb, config_yaml=canonical_yaml(sc))
-    finally:
-        close()
-    if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
-        return
-    try:
-        write_dataset(ds, out, overwrite=overwrite)
-    except StoreExistsError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(EXIT_CONFIG)
+
+    def progress(t, t_end, stats):   # also a safe point for Ctrl-C / SIGTERM
+        interrupt.check()
+        if cb is not None:
+            cb(t, t_end, stats)
+
+    with interrupt.handling_interrupts():
+        try:
+            try:
+                with compile_notice(say):
+                    ds = run_scenario(sc, progress=progress, config_yaml=canonical_yaml(sc))
+            finally:
+                close()
+            interrupt.check()
+            if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
+                return
+            write_dataset(ds, out, overwrite=overwrite)
+        except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
+            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_CONFIG if not isinstance(exc, StoreWriteError) else EXIT_OUTPUT)
+        except BaseException as exc:
+            if isinstance(exc, interrupt.Interrupted) or (interrupt.requested() and not isinstance(exc, typer.Exit)):
+                kept = "the existing store is unchanged" if out.exists() else "nothing was written"
+                err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
+                                  "again to start over", highlight=False, markup=False, soft_wrap=True)
+                raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+            raise
     status = str(ds["status"].values)
     figures: list = []
     if plot:

@@ -22,6 +22,10 @@ def test_train4_layout(configs_dir):
     assert c[2] == "drawbar" and c[3] == "autocoupler" and c[4] == "drawbar"
     assert c[121] == "autocoupler" and c[122] == "autocoupler"     # W-L, L-W at the remote locomotive
     assert c.count("drawbar") == 120
+    # the bars: slackless drawbars with the autocoupler's draft gears (the same curves, no clearance)
+    bar, auto = sc.connection_types["drawbar"], sc.connection_types["autocoupler"]
+    assert bar.kind == auto.kind == "hysteretic" and bar.slack_mm == 0.0 and auto.slack_mm == 10.0
+    assert bar.draft == auto.draft and bar.buff == auto.buff
     # the CSV traction table and schedule were read
     tr = sc.vehicle_types["loco"].traction.curves
     assert len(tr.traction_kN) == 8 and tr.traction_kN[7][0] == 525.0

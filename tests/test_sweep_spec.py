@@ -116,12 +116,28 @@ def test_integer_rounding(tmp_path):
 
 
 def test_invalid_overrides_are_kept_with_their_error(tmp_path):
-    spec = write_spec(tmp_path / "bad.yaml", {SLACK: {"values": [10, -5]}})
+    """A scenario invalid only through a cross-field rule (an odd count of wagons joined in pairs) is
+    kept with its error; the sweep records it as invalid and goes on."""
+    spec = write_spec(tmp_path / "bad.yaml", {"consist.1.count": {"values": [8, 7]}})
     exp = expand(spec)
     good, bad = exp.points
     assert good.error is None and not good.id.startswith("x")
-    assert bad.error is not None and "slack_mm" in bad.error and "-5" in bad.error
+    assert bad.error is not None and "consist.1.count" in bad.error and "even count" in bad.error
     assert bad.id.startswith("x") and len(bad.id) == 16
+
+
+def test_a_value_its_field_refuses_is_a_spec_error(tmp_path):
+    """A level that no scenario could take (out of the field's range, NaN, a boolean) is refused before
+    anything runs, naming the spec, the parameter, the entry, the value and the field's range."""
+    spec = write_spec(tmp_path / "bad.yaml", {SLACK: {"values": [10, -5]}})
+    with pytest.raises(ConfigError) as ei:
+        expand(spec)
+    (issue,) = ei.value.issues
+    assert issue.file.endswith("bad.yaml") and issue.path == f"parameters.{SLACK}.values.1"
+    assert issue.value == -5 and issue.allowed == "a finite number ≥ 0 and ≤ 500"
+    spec = write_spec(tmp_path / "bad.yaml", {MASS: {"uniform": [50, 5000]}}, design="sobol", extra={"samples": 8})
+    with pytest.raises(ConfigError, match=r"parameters.vehicle_types.wagon.mass_t.uniform.1: .*≤ 1000"):
+        expand(spec)
 
 
 def test_overlay_leaves_the_base_untouched():

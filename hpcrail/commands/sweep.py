@@ -59,8 +59,9 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
     Re-running the same command skips the scenarios already done; failed ones are re-run only with
     --retry-failed; a store made from another spec is refused unless --new.
     """
+    from hpcrail import interrupt
     from hpcrail.sweep.cluster import SlurmOptions, parse_adaptive
-    from hpcrail.sweep.runner import SweepMismatchError, run_sweep
+    from hpcrail.sweep.runner import SweepInterrupted, SweepLockedError, SweepMismatchError, run_sweep
 
     slurm = None
     try:
@@ -74,17 +75,42 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
                                          lifetime_stagger)):
             raise ValueError("--jobs/--cores/--memory/--walltime/--slurm-partition/--account/--adaptive/--lifetime "
                              "belong to --cluster slurm")
-        res = run_sweep(spec, output, cli_set=set_, scheduler=scheduler,
-                        scheduler_file=str(scheduler_file) if scheduler_file else None, cluster=cluster,
-                        workers=workers, threads=threads, batch_size=batch_size, retry_failed=retry_failed,
-                        new=new, inline=inline, max_in_flight=max_in_flight, retries=retries,
-                        dashboard_address=dashboard_address, progress=not quiet, slurm=slurm,
-                        say=lambda s: console.print(s, highlight=False, markup=False, soft_wrap=True))
+        with interrupt.handling_interrupts():
+            res = run_sweep(spec, output, cli_set=set_, scheduler=scheduler,
+                            scheduler_file=str(scheduler_file) if scheduler_file else None, cluster=cluster,
+                            workers=workers, threads=threads, batch_size=batch_size, retry_failed=retry_failed,
+                            new=new, inline=inline, max_in_flight=max_in_flight, retries=retries,
+                            dashboard_address=dashboard_address, progress=not quiet, slurm=slurm,
+                            say=lambda s: console.print(s, highlight=False, markup=False, soft_wrap=True))
     except ConfigError as exc:
         config_error_exit(exc)
-    except SweepMismatchError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    except (SweepMismatchError, SweepLockedError) as exc:
+        err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
+    except KeyboardInterrupt as exc:   # SIGINT / SIGTERM: the driver stopped its cluster and tidied the store
+        import gc
+
+        sig = getattr(exc, "signal", None) or "SIGINT"
+        exc.__context__ = exc.__cause__ = None   # drop the frames holding the cluster: its queues are freed
+        exc.__traceback__ = None                  # now, not reported as leaked semaphores at exit
+        gc.collect()
+        if isinstance(exc, SweepInterrupted) and exc.store is not None and exc.counts is not None:
+            c = exc.counts
+            err_console.print(f"interrupted ({sig}): {c['done']}/{c['total']} done, kept in {exc.store} — re-run the "
+                              "same command to resume", highlight=False, markup=False, soft_wrap=True)
+        else:
+            err_console.print(f"interrupted ({sig}) before any scenario was done: nothing kept", highlight=False,
+                              markup=False, soft_wrap=True)
+        raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+    except OSError as exc:   # a folder that cannot be written, a full disk, an I/O error
+        from hpcrail.cli import EXIT_OUTPUT
+
+        why = f"{exc.strerror} (errno {exc.errno})" if exc.strerror else str(exc)
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        err_console.print(f"error: cannot write the sweep store{where}: {why}; the batches written before are kept: "
+                          "fix the cause and re-run the same command to resume", highlight=False, markup=False,
+                          soft_wrap=True)
+        raise typer.Exit(EXIT_OUTPUT)
     except ValueError as exc:  # bad cluster options
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
@@ -134,7 +160,10 @@ def status_json(store: Path, st: dict, messages: int) -> dict:
            "messages": []}
     if c["failed"] and messages > 0:
         bad = st["done"] & ~np.isin(st["status"], SUCCESS)
-        msgs = as_strings(open_group(store)["message"][:])[bad]
+        try:
+            msgs = as_strings(open_group(store)["message"][:])[bad]
+        except Exception:  # noqa: BLE001 - an unreadable chunk of messages: the counts stand
+            msgs = np.array(["(messages unreadable: corrupted chunk)"] * int(bad.sum()), dtype=object)
         out["messages"] = [{"message": m, "count": n} for m, n in collections.Counter(msgs.tolist()).most_common(messages)]
     return out
 
@@ -145,7 +174,7 @@ def status(store: Path = typer.Argument(..., help="study store (zarr)"),
            json_: bool = typer.Option(False, "--json", help="print the counts and messages as JSON")):
     """Done / failed / pending counts of a sweep store (and why scenarios failed)."""
     from hpcrail.cli import print_json
-    from hpcrail.sweep.store import SUCCESS, counts
+    from hpcrail.sweep.store import SUCCESS, corrupt_summary, counts
 
     st = _state_or_exit(store)
     info = status_json(store, st, messages)
@@ -167,6 +196,11 @@ def status(store: Path = typer.Argument(..., help="study store (zarr)"),
     t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
     console.print(t)
     console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False, soft_wrap=True)
+    bad_chunks = corrupt_summary(st)
+    if bad_chunks:
+        err_console.print(f"warning: {store} has {bad_chunks}; they count as pending: re-run the sweep command to "
+                          "recompute them (or pass --new to start again)", highlight=False, markup=False,
+                          soft_wrap=True)
     for m in info["messages"]:
         console.print(f"  {m['count']} x {m['message']}", highlight=False, markup=False)
 
@@ -194,6 +228,8 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
     from hpcrail.analysis.report import write_report
     from hpcrail.cli import print_json
+
+    from hpcrail.sweep.store import corrupt_summary
 
     if not store.exists():
         err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False, soft_wrap=True)
@@ -226,6 +262,11 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
                       soft_wrap=True)
         return
     st = _state_or_exit(store)
+    if corrupt_summary(st):
+        err_console.print(f"error: {store} has {corrupt_summary(st)}: re-run the sweep command to recompute them "
+                          "(or pass --new to start again), then report", highlight=False, markup=False,
+                          soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
     allowed = ds.hpcrail.metrics
     bad = [m for m in metric if m not in allowed]
     if bad:

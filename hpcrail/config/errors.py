@@ -7,10 +7,32 @@ from typing import Any
 
 _MISSING = object()
 
+#: a value from a file outside the scenario's folder is shown only if it is a number, a boolean or null
+WITHHELD = "<value not shown: its file is outside the scenario's folder>"
+
 
 def format_path(loc) -> str:
     """Dotted path for a location tuple: ``("consist", 1, "count")`` → ``consist.1.count``."""
     return ".".join(str(p) for p in loc) if loc else "(top level)"
+
+
+class ConfigValueError(ValueError):
+    """A validator's refusal that says what is allowed.
+
+    Raised inside pydantic validators (pydantic reports it as a ``value_error``); the configuration
+    machinery turns ``allowed`` into the issue's "allowed" part.  ``field``: from a model-level
+    validator, the field (a key of the model, a dotted sub-path of it, or a tuple of keys and indices when a
+    key holds dots) the problem is about: the
+    issue is then located at that field and shows its value; ``value``: the offending value when it
+    is not the one found at the location (e.g. one entry of a table after a transformation).
+    """
+
+    def __init__(self, message: str, *, allowed: str | None = None, field: str | tuple | None = None,
+                 value: Any = _MISSING):
+        super().__init__(message)
+        self.allowed = allowed
+        self.field = field
+        self.value = value
 
 
 @dataclasses.dataclass
@@ -31,7 +53,7 @@ class ConfigIssue:
     def __str__(self) -> str:
         s = f"{self.file}: {self.path}: {self.message}"
         if self.value is not _MISSING:
-            v = repr(self.value)
+            v = self.value if self.value is WITHHELD else repr(self.value)
             if len(v) > 120:
                 v = v[:117] + "..."
             s += f" (got {v})"

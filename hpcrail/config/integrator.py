@@ -16,7 +16,15 @@ from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from hpcrail.config.base import Strict
+from hpcrail.config.base import MAX_DURATION_S, Strict
+from hpcrail.config.errors import ConfigValueError
+
+#: range of integrator steps [s]: below 1 ns no model of hpcrail has dynamics
+MIN_STEP_S = 1e-9
+#: tightest relative tolerance (a few units of the float64 rounding)
+MIN_RTOL = 1e-14
+#: largest step budget
+MAX_STEPS = 10 ** 12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,12 +174,13 @@ class Integrator(Strict):
     trapezoidal, linear_implicit_euler), so a sweep can vary it like any other field."""
 
     method: str = "rk4"
-    step_s: Optional[float] = Field(None, gt=0, description="fixed step (fixed-step methods) or initial step")
-    rtol: float = Field(1e-6, gt=0, lt=1)
-    atol: float = Field(1e-6, gt=0)
-    max_steps: int = Field(200_000_000, ge=1)
-    max_step_s: Optional[float] = Field(None, gt=0)
-    min_step_s: float = Field(0.0, ge=0)
+    step_s: Optional[float] = Field(None, ge=MIN_STEP_S, le=MAX_DURATION_S, description="fixed step (fixed-step "
+                                    "methods) or initial step")
+    rtol: float = Field(1e-6, ge=MIN_RTOL, lt=1)
+    atol: float = Field(1e-6, ge=1e-30, le=1e6)
+    max_steps: int = Field(200_000_000, ge=1, le=MAX_STEPS)
+    max_step_s: Optional[float] = Field(None, ge=MIN_STEP_S, le=MAX_DURATION_S)
+    min_step_s: float = Field(0.0, ge=0, le=MAX_DURATION_S)
     jacobian: Literal["auto", "analytic", "finite_difference", "dense"] = Field(
         "auto", description="implicit methods: the model's analytic Jacobian (auto, analytic), finite differences "
         "on its sparsity pattern, or finite differences with a dense LU (the 'JAC OFF' case of Bosso et al. 2024)")
@@ -184,26 +193,34 @@ class Integrator(Strict):
         try:
             return canonical_method(v)
         except KeyError:
-            raise ValueError(f"unknown integrator {v!r}; allowed: {', '.join(method_names())}")
+            import difflib
+
+            close = difflib.get_close_matches(v.lower(), method_names(), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigValueError(f"unknown integrator {v!r}{hint}", allowed=", ".join(method_names())) from None
 
     @model_validator(mode="after")
     def _step(self):
         info = method_spec(self.method)
         if not info.adaptive and self.step_s is None:
-            raise ValueError(f"method {self.method!r} has a fixed step: set integrator.step_s")
+            raise ConfigValueError(f"method {self.method!r} has a fixed step: set integrator.step_s", field="step_s",
+                                   allowed=f"a step ≥ {MIN_STEP_S:g} s")
         settable = {k for k, o in info.options.items() if not o.internal}
         for name, value in self.options.items():
             if name not in settable:
                 allowed = ", ".join(sorted(settable)) or "none"
-                raise ValueError(f"integrator.options.{name}: method {self.method!r} has no option {name!r}; "
-                                 f"allowed: {allowed}")
+                raise ConfigValueError(f"method {self.method!r} has no option {name!r}", field=f"options.{name}",
+                                       allowed=allowed)
             opt = info.options[name]
             if not opt.low <= value <= opt.high:
-                raise ValueError(f"integrator.options.{name} = {value} is outside [{opt.low:g}, {opt.high:g}] "
-                                 f"({opt.description})")
+                raise ConfigValueError(f"option out of range ({opt.description})", field=f"options.{name}",
+                                       allowed=f"{opt.low:g} ≤ value ≤ {opt.high:g}")
         if self.jacobian != "auto" and not info.implicit:
-            raise ValueError(f"integrator.jacobian = {self.jacobian!r} needs an implicit method; {self.method!r} is "
-                             "explicit (use jacobian: auto)")
+            raise ConfigValueError(f"jacobian = {self.jacobian!r} needs an implicit method; {self.method!r} is "
+                                   "explicit", field="jacobian", allowed="auto (explicit methods)")
+        if self.max_step_s is not None and self.min_step_s > self.max_step_s:
+            raise ConfigValueError("min_step_s exceeds max_step_s", field="min_step_s",
+                                   allowed=f"≤ {self.max_step_s} (max_step_s)")
         return self
 
     def kwargs(self) -> dict:
@@ -213,5 +230,15 @@ class Integrator(Strict):
                     jacobian=self.jacobian)
 
 
-__all__ = ["Option", "MethodSpec", "METHODS", "ALIASES", "canonical_method", "method_names", "method_spec",
+def steps_issue(method: str, step_s: float | None, duration_s: float, max_steps: int) -> str | None:
+    """Why a fixed-step run cannot finish within its step budget (None if it can)."""
+    if method_spec(method).adaptive or not step_s:
+        return None
+    n = duration_s / step_s
+    if n > max_steps:
+        return f"the run needs {n:.3g} steps of {step_s:g} s, more than integrator.max_steps = {max_steps}"
+    return None
+
+
+__all__ = ["steps_issue", "Option", "MethodSpec", "METHODS", "ALIASES", "canonical_method", "method_names", "method_spec",
            "Integrator"]

@@ -16,16 +16,24 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import difflib
 import hashlib
 import io
 import json
+import math
+import re
+import types as _types
+import typing
 from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from hpcrail.config.errors import ConfigError, ConfigIssue, format_path
+from hpcrail.config.errors import _MISSING, WITHHELD, ConfigError, ConfigIssue, ConfigValueError, format_path
+
+#: largest component file (YAML or CSV) read [bytes]: configuration files are small
+MAX_FILE_BYTES = 64 * 2 ** 20
 
 _INCLUDE_SUFFIXES = (".yaml", ".yml")
 
@@ -59,9 +67,12 @@ def _num(s: str):
         except ValueError:
             pass
         try:
-            return float(t)
+            x = float(t)
         except ValueError:
             return s
+        if not math.isfinite(x) and not re.fullmatch(r"[-+]?\.(nan|NaN|NAN|inf|Inf|INF)", t):
+            return s    # the words nan / inf / infinity are text (YAML's non-finite floats are .nan, .inf)
+        return x
     return s
 
 
@@ -83,6 +94,8 @@ class Document:
     tree: Any
     root_file: str
     origins: dict = dataclasses.field(default_factory=dict)  # loc tuple -> file name
+    #: displayed name of every file read from outside the scenario's folder -> where it was included
+    outside: dict = dataclasses.field(default_factory=dict)
 
     def file_for(self, loc: Iterable) -> str:
         """The file holding the value at ``loc`` (longest matching prefix)."""
@@ -101,27 +114,75 @@ def _display(path: Path) -> str:
         return str(path)
 
 
+def _read_text(path: Path, what: str) -> str:
+    """The text of a configuration file; raises :class:`ConfigError` for a missing, special, huge,
+    unreadable or binary file (never a traceback, never a read of ``/dev/zero``)."""
+    path = Path(path)
+    shown = _display(path)
+    try:
+        if not path.is_file():
+            why = "no such file" if not path.exists() else "not a regular file"
+            raise ConfigError([ConfigIssue(shown, "(file)", f"cannot read {what}: {why}",
+                                           allowed=f"a {what} (regular file)")])
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError([ConfigIssue(shown, "(file)", f"{what} too large ({size / 2 ** 20:.0f} MiB)",
+                                           allowed=f"≤ {MAX_FILE_BYTES // 2 ** 20} MiB")])
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([ConfigIssue(shown, "(file)", f"cannot read {what}: {exc.strerror}",
+                                       allowed="a readable file")]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([ConfigIssue(shown, "(file)", f"cannot read {what}: not UTF-8 text",
+                                       allowed="a UTF-8 text file")]) from None
+
+
 def read_yaml(path: Path) -> Any:
     """Parse one YAML file; raises :class:`ConfigError` naming the file and line on syntax errors."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError([ConfigIssue(_display(Path(path)), "(file)", f"cannot read file: {exc.strerror}")])
+    text = _read_text(path, "YAML file")
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         msg = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([ConfigIssue(_display(Path(path)), where, f"YAML syntax error: {msg}")])
+        raise ConfigError([ConfigIssue(_display(Path(path)), where, f"YAML syntax error: {msg}",
+                                       allowed="valid YAML")])
     return _fix_numbers(data)
 
 
 def read_csv_records(path: Path) -> list[dict]:
-    """Read a CSV table (``#`` comment lines allowed) as a list of records with numeric values."""
-    lines = [ln for ln in Path(path).read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
-    return [{k.strip(): _num(v) for k, v in r.items() if k is not None and k.strip()} for r in rows]
+    """Read a CSV table (``#`` comment lines allowed) as a list of records with numeric values.
+    Raises :class:`ConfigError` for a file that cannot be read as CSV text."""
+    text = _read_text(path, "CSV file")
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    try:
+        rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    except csv.Error as exc:
+        raise ConfigError([ConfigIssue(_display(Path(path)), "(file)", f"CSV syntax error: {exc}",
+                                       allowed="comma-separated values with a header line")]) from None
+    return [{k.strip(): _num(v) if isinstance(v, str) else v for k, v in r.items() if k is not None and k.strip()}
+            for r in rows]
+
+
+def scenario_folder(path: str | Path) -> Path:
+    """The folder of the scenario whose top-level file is ``path``: its directory and the directory
+    above it (the layout ``configs/trains/x.yaml`` with ``../vehicles/y.yaml``), unless that is the
+    filesystem root or the home directory.  Values read from files outside it are never echoed in
+    error messages (a component path may point anywhere, e.g. at a credentials file)."""
+    d = Path(path).resolve().parent
+    up = d.parent
+    if up == Path(up.anchor) or up == Path.home().resolve():
+        return d
+    return up
+
+
+def _inside(p: Path, folder: Path) -> bool:
+    try:
+        p.relative_to(folder)
+        return True
+    except ValueError:
+        return False
 
 
 def load_document(path: str | Path) -> Document:
@@ -132,6 +193,12 @@ def load_document(path: str | Path) -> Document:
     path = Path(path)
     doc = Document(tree=None, root_file=_display(path))
     issues: list[ConfigIssue] = []
+    folder = scenario_folder(path)
+
+    def note_outside(p: Path, here: Path, loc: tuple, text: str) -> None:
+        if not _inside(p, folder):
+            doc.outside.setdefault(_display(p), f"{_display(here)}: {format_path(loc)} = {text!r} leads out of "
+                                               f"the scenario's folder {_display(folder)}")
 
     def resolve(node, here: Path, loc: tuple, stack: tuple):
         if isinstance(node, dict):
@@ -139,28 +206,44 @@ def load_document(path: str | Path) -> Document:
                 p = (here.parent / node["csv"]).resolve()
                 if not p.is_file():
                     issues.append(ConfigIssue(_display(here), format_path(loc + ("csv",)),
-                                              "CSV file not found", node["csv"]))
+                                              "CSV file not found" if not p.exists() else "not a regular file",
+                                              node["csv"], allowed="a CSV file, relative to the file naming it"))
                     return []
                 doc.origins[loc] = _display(p)
-                return read_csv_records(p)
+                note_outside(p, here, loc + ("csv",), node["csv"])
+                try:
+                    return read_csv_records(p)
+                except ConfigError as exc:
+                    issues.extend(exc.issues)
+                    return []
             return {k: resolve(v, here, loc + (k,), stack) for k, v in node.items()}
         if isinstance(node, list):
             return [resolve(v, here, loc + (i,), stack) for i, v in enumerate(node)]
         if isinstance(node, str) and node.lower().endswith(_INCLUDE_SUFFIXES):
             p = (here.parent / node).resolve()
             if not p.is_file():
-                issues.append(ConfigIssue(_display(here), format_path(loc), "component file not found", node))
+                issues.append(ConfigIssue(_display(here), format_path(loc), "component file not found"
+                                          if not p.exists() else "component is not a regular file", node,
+                                          allowed="a YAML file, relative to the file naming it"))
                 return None
             if p in stack:
-                issues.append(ConfigIssue(_display(here), format_path(loc), "include cycle", node))
+                issues.append(ConfigIssue(_display(here), format_path(loc), "include cycle", node,
+                                          allowed="a component file that does not include itself"))
                 return None
             doc.origins[loc] = _display(p)
-            return resolve(read_yaml(p), p, loc, stack + (p,))
+            note_outside(p, here, loc, node)
+            try:
+                sub = read_yaml(p)
+            except ConfigError as exc:
+                issues.extend(exc.issues)
+                return None
+            return resolve(sub, p, loc, stack + (p,))
         return node
 
     root = read_yaml(path)
     if not isinstance(root, dict):
-        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a configuration must be a mapping", root)])
+        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a configuration must be a mapping", root,
+                                       allowed="a YAML mapping of the scenario's blocks")])
     doc.tree = resolve(root, path.resolve(), (), (path.resolve(),))
     if issues:
         raise ConfigError(issues)
@@ -170,11 +253,12 @@ def load_document(path: str | Path) -> Document:
 def parse_override(text: str) -> tuple[list, Any]:
     """Split ``a.b.0.c=value`` into its path parts and the YAML-parsed value."""
     if "=" not in text:
-        raise ValueError(f"--set expects dotted.path=value, got {text!r}")
+        raise ConfigValueError("--set expects dotted.path=value (no '=' found)", allowed="dotted.path=value")
     key, raw = text.split("=", 1)
     key = key.strip()
     if not key or any(not part for part in key.split(".")):
-        raise ValueError(f"--set has an empty path component in {text!r}")
+        raise ConfigValueError("--set has an empty path component", allowed="dotted.path=value, e.g. "
+                               "simulation.duration_s=60")
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError:
@@ -195,9 +279,11 @@ def set_path(tree: Any, parts: list, value: Any) -> None:
             try:
                 idx = int(part)
             except ValueError:
-                raise KeyError(f"{'.'.join(map(str, parts[:i]))} is a list: use an index, not {part!r}")
+                raise KeyError(f"{'.'.join(map(str, parts[:i]))} is a list: use an index, not {part!r}",
+                               f"indices 0..{len(node) - 1}")
             if not -len(node) <= idx < len(node):
-                raise IndexError(f"{'.'.join(map(str, parts[:i]))} has {len(node)} entries, no index {idx}")
+                raise IndexError(f"{'.'.join(map(str, parts[:i]))} has {len(node)} entries, no index {idx}",
+                                 f"indices 0..{len(node) - 1}")
             if last:
                 node[idx] = value
             else:
@@ -210,7 +296,8 @@ def set_path(tree: Any, parts: list, value: Any) -> None:
                     node[part] = {}
                 node = node[part]
         else:
-            raise KeyError(f"{'.'.join(map(str, parts[:i]))} is a value ({node!r}), it has no field {part!r}")
+            raise KeyError(f"{'.'.join(map(str, parts[:i]))} is a value ({node!r}), it has no field {part!r}",
+                           f"{'.'.join(map(str, parts[:i]))}=value")
 
 
 def apply_overrides(doc: Document, overrides: Iterable[str]) -> None:
@@ -219,74 +306,141 @@ def apply_overrides(doc: Document, overrides: Iterable[str]) -> None:
     for text in overrides or ():
         try:
             parts, value = parse_override(text)
+            loc = tuple(int(p) if p.isdigit() else p for p in parts)
+            new = next((i for i in range(1, len(loc) + 1) if doc_node(doc.tree, loc[:i], _ABSENT) is _ABSENT), len(loc))
             set_path(doc.tree, parts, value)
-            doc.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "--set"
+            doc.origins[loc[:new]] = "--set"   # the shortest part the override created (or the value it replaced)
         except (ValueError, KeyError, IndexError) as exc:
-            msg = exc.args[0] if exc.args else str(exc)
-            issues.append(ConfigIssue("--set", text, str(msg)))
+            issues.append(override_issue("--set", text, exc))
     if issues:
         raise ConfigError(issues)
 
 
-def pydantic_issues(doc: Document, exc: ValidationError) -> list[ConfigIssue]:
-    """Turn pydantic's errors into :class:`ConfigIssue` lines (file, path, value, allowed)."""
+def override_issue(file: str, text: str, exc: Exception) -> ConfigIssue:
+    """The issue of an override ``text`` (``path=value``) that cannot be applied."""
+    msg = str(exc.args[0]) if exc.args else str(exc)
+    allowed = getattr(exc, "allowed", None) or (str(exc.args[1]) if len(exc.args) > 1 else None)
+    path = text.split("=", 1)[0].strip() if "=" in text else text
+    return ConfigIssue(file, path or "(empty path)", msg, text, allowed or "dotted.path=value with an existing path")
+
+
+def pydantic_issues(doc: Document, exc: ValidationError, model_cls: type[BaseModel] | None = None) -> list[ConfigIssue]:
+    """Turn pydantic's errors into :class:`ConfigIssue` lines (file, path, value, allowed).
+
+    ``allowed`` comes from the refusal itself (a :class:`ConfigValueError`, a literal's values, a
+    model's keys) or else from the schema of the field (``model_cls``): its type and range."""
     out = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-"))))
-        loc = _drop_union_tags(doc.tree, loc)
         typ = err["type"]
         msg = err["msg"]
+        ctx = err.get("ctx") or {}
+        error = ctx.get("error") if typ == "value_error" else None
+        sub = ()
+        if isinstance(error, ConfigValueError) and error.field:
+            sub = error.field if isinstance(error.field, tuple) else \
+                tuple(int(p) if p.isdigit() else p for p in error.field.split("."))
+        loc = _drop_union_tags(doc.tree, loc + sub)
+        value = err.get("input")
         allowed = None
+        has_value = typ != "missing"
         if typ == "extra_forbidden":
-            parent = get_model_fields_at(doc, loc[:-1])
-            msg = f"unknown key {loc[-1]!r}"
+            parent = _fields_at(model_cls, doc.tree, loc[:-1]) if model_cls is not None else []
+            key = loc[-1]
+            msg = f"unknown key {key!r}"
+            if parent:
+                close = difflib.get_close_matches(str(key), parent, n=1, cutoff=0.6)
+                if close:
+                    msg += f" (did you mean {close[0]!r}?)"
             allowed = ", ".join(parent) if parent else None
         elif typ in ("literal_error", "enum"):
-            allowed = (err.get("ctx") or {}).get("expected")
+            allowed = ctx.get("expected")
             msg = "value not allowed"
+            if isinstance(value, str) and allowed:
+                names = re.findall(r"'([^']*)'", allowed)
+                close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+                if close:
+                    msg += f" (did you mean {close[0]!r}?)"
+        elif typ == "union_tag_invalid":
+            allowed = ctx.get("expected_tags")
+            msg = f"unknown kind {ctx.get('tag')!r}"
+            value = ctx.get("tag", value)
+            loc = loc + ("kind",) if isinstance(doc_node(doc.tree, loc), dict) else loc
         elif typ == "value_error":
             msg = msg.removeprefix("Value error, ")
-        value = err.get("input")
+            if isinstance(error, ConfigValueError):
+                allowed = error.allowed
+                if sub:
+                    value = doc_node(doc.tree, loc, default=_ABSENT)
+                    has_value = value is not _ABSENT
+                if error.value is not _MISSING:
+                    value, has_value = error.value, True
+        if allowed is None and model_cls is not None:
+            allowed = describe_field(model_cls, doc.tree, loc, typ)
         issue = ConfigIssue(doc.file_for(loc), format_path(loc), msg, allowed=allowed)
-        if typ != "missing":
+        if has_value:
             issue.value = value
+        if any(o.path == issue.path and o.message.startswith("Input should") and msg.startswith("Input should")
+               for o in out):
+            continue   # one line per field for the members of a plain union
         out.append(issue)
     return out
 
 
-def _drop_union_tags(tree: Any, loc: tuple) -> tuple:
-    """Remove the tag pydantic inserts into the location of a discriminated-union member
-    (``track.irregularity.psd.spectrum`` → ``track.irregularity.spectrum``): a part that is not a key
-    of the document's mapping there but equals its ``kind`` value."""
-    out = []
+_ABSENT = object()
+
+
+def doc_node(tree: Any, loc: Iterable, default: Any = None) -> Any:
+    """The value of ``tree`` at ``loc`` (``default`` if the path does not exist)."""
     node = tree
     for part in loc:
-        if isinstance(node, dict) and part not in node and node.get("kind") == part:
-            continue
-        out.append(part)
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
             node = node[part]
         else:
-            node = None
+            return default
+    return node
+
+
+def _drop_union_tags(tree: Any, loc: tuple) -> tuple:
+    """Remove the parts pydantic inserts into the location of a union member: the tag of a
+    discriminated union (``track.irregularity.psd.spectrum`` → ``track.irregularity.spectrum``) — a
+    part inside the location that the document's mapping does not have — and the member type of a
+    plain union (``driver.commands.3.brake.float`` → ``driver.commands.3.brake``) — parts below a
+    scalar of the document."""
+    out = []
+    node: Any = tree
+    for k, part in enumerate(loc):
+        last = k == len(loc) - 1
+        if isinstance(node, dict) and part not in node and not last:
+            continue
+        if k > 0 and not isinstance(node, (dict, list)):
+            break
+        out.append(part)
+        if isinstance(node, dict):
+            node = node.get(part, _ABSENT)
+        elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+            node = node[part]
+        else:
+            node = _ABSENT
     return tuple(out)
 
 
-_SCHEMA_FIELD_HINTS: dict = {}
-
-
-def get_model_fields_at(doc: Document, loc: tuple) -> list[str]:
-    """Allowed keys at ``loc`` (filled by :func:`validate` from the schema being validated)."""
-    return _SCHEMA_FIELD_HINTS.get("fields_at", lambda loc: [])(loc)
+def _unwrap(ann: Any) -> tuple[Any, list]:
+    """``(annotation, metadata)`` with ``Annotated`` layers removed (their metadata collected)."""
+    meta: list = []
+    while typing.get_origin(ann) is typing.Annotated:
+        args = typing.get_args(ann)
+        ann = args[0]
+        for m in args[1:]:
+            meta.extend(getattr(m, "metadata", None) or [m])
+    return ann, meta
 
 
 def _resolve_model(cls: Any, node: Any) -> Any:
     """Unwrap ``Annotated``/``Optional``/``Union`` to the pydantic model that describes ``node``: for a
     union of models, the member whose ``kind`` literal matches ``node["kind"]`` (else the first)."""
-    import types as _types
-    import typing
-
     for _ in range(10):
         origin = typing.get_origin(cls)
         if origin is typing.Annotated:
@@ -310,51 +464,195 @@ def _resolve_model(cls: Any, node: Any) -> Any:
     return cls
 
 
-def _fields_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> list[str]:
-    """Walk the pydantic model along ``loc`` and return the field names of the model found there."""
-    import typing
-
-    cls: Any = model_cls
+def field_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> tuple[Any, list] | None:
+    """``(annotation, metadata)`` of the schema at ``loc`` (a field, a list entry, a mapping value),
+    walking ``model_cls`` along the document ``tree``; None where the schema has no such place."""
+    ann: Any = model_cls
+    meta: list = []
     node = tree
     for part in loc:
-        cls = _resolve_model(cls, node)
+        ann, m = _unwrap(ann)
+        cls = _resolve_model(ann, node)
         if isinstance(cls, type) and issubclass(cls, BaseModel):
-            f = cls.model_fields.get(part)
+            f = cls.model_fields.get(part) if isinstance(part, str) else None
             if f is None:
-                return []
-            cls = f.annotation
+                return None
+            ann, meta = f.annotation, list(f.metadata)
             node = node.get(part) if isinstance(node, dict) else None
             continue
-        origin = typing.get_origin(cls)
-        args = typing.get_args(cls)
-        if origin in (list, tuple) and args:
-            cls = args[0]
-            node = node[part] if isinstance(node, list) and isinstance(part, int) and part < len(node) else None
+        ann = cls
+        if typing.get_origin(ann) in (typing.Union, _types.UnionType):   # Optional[list[...]] and the like
+            inner = [a for a in typing.get_args(ann) if a is not type(None)]
+            conts = [a for a in inner if typing.get_origin(_unwrap(a)[0]) in (list, tuple, dict)]
+            if conts:
+                ann = _unwrap(conts[0])[0]
+        origin = typing.get_origin(ann)
+        args = typing.get_args(ann)
+        if origin in (list, tuple) and args and isinstance(part, int):
+            ann, meta = args[0], []
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
         elif origin is dict and len(args) == 2:
-            cls = args[1]
+            ann, meta = args[1], []
             node = node.get(part) if isinstance(node, dict) else None
         else:
-            return []
-    cls = _resolve_model(cls, node)
+            return None
+    ann, m = _unwrap(ann)
+    return ann, meta + m
+
+
+def _fields_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> list[str]:
+    """The field names of the model the schema has at ``loc`` (empty if none)."""
+    hit = field_at(model_cls, tree, loc)
+    if hit is None:
+        return []
+    cls = _resolve_model(hit[0], doc_node(tree, loc))
     if isinstance(cls, type) and issubclass(cls, BaseModel):
         return sorted(cls.model_fields)
     return []
 
 
+#: readable forms of the name patterns used by the schemas
+PATTERN_TEXT = {r"^[A-Za-z0-9_.\-]+$": "letters, digits, '_', '.' and '-' (no spaces)",
+                r"^[A-Za-z_][A-Za-z0-9_]*$": "an identifier: letters, digits and '_', not starting with a digit"}
+
+
+def _num_text(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _range_text(meta: list) -> str:
+    parts = []
+    for m in meta:
+        for attr, sym in (("gt", ">"), ("ge", "≥"), ("lt", "<"), ("le", "≤")):
+            v = getattr(m, attr, None)
+            if v is not None:
+                parts.append(f"{sym} {_num_text(v)}")
+    return " and ".join(parts)
+
+
+def describe_type(ann: Any, meta: list = (), depth: int = 0) -> str:
+    """What values a schema type accepts, in words (``a finite number > 0 and ≤ 1000``)."""
+    ann, m2 = _unwrap(ann)
+    meta = list(meta) + m2
+    origin = typing.get_origin(ann)
+    rng = _range_text(meta)
+    if ann is float:
+        return "a finite number" + (f" {rng}" if rng else "")
+    if ann is int:
+        return "an integer" + (f" {rng}" if rng else "")
+    if ann is bool:
+        return "true or false"
+    if ann is str:
+        pat = next((getattr(x, "pattern", None) for x in meta if getattr(x, "pattern", None)), None)
+        if pat:
+            return "text of " + PATTERN_TEXT.get(pat, f"the form {pat}")
+        return "text"
+    if ann is Any:
+        return "any value"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) if isinstance(a, str) else str(a) for a in typing.get_args(ann))
+    if origin in (typing.Union, _types.UnionType):
+        args = typing.get_args(ann)
+        inner = [a for a in args if a is not type(None)]
+        models = [_unwrap(a)[0] for a in inner if isinstance(_unwrap(a)[0], type) and issubclass(_unwrap(a)[0], BaseModel)]
+        if models and len(models) == len(inner):
+            kinds = [a for mdl in models for a in typing.get_args(mdl.model_fields["kind"].annotation)] \
+                if all("kind" in mdl.model_fields for mdl in models) else []
+            if kinds:
+                return "a mapping with kind: " + " | ".join(map(str, kinds))
+        text = " or ".join(describe_type(a, meta if depth == 0 else (), depth + 1) for a in inner)
+        return text + (" (or null)" if len(inner) < len(args) else "")
+    if origin in (list, tuple):
+        args = typing.get_args(ann)
+        n = [f"at least {getattr(x, 'min_length')} entries" for x in meta if getattr(x, "min_length", None)]
+        n += [f"at most {getattr(x, 'max_length')} entries" for x in meta if getattr(x, "max_length", None)]
+        item = describe_type(args[0], (), depth + 1) if args else "values"
+        return f"a list of {item.removeprefix('a ').removeprefix('an ')}" + (f" ({', '.join(n)})" if n else "")
+    if origin is dict:
+        args = typing.get_args(ann)
+        val = describe_type(args[1], (), depth + 1) if len(args) == 2 else "values"
+        return f"a mapping of names to {val.removeprefix('a ').removeprefix('an ')}"
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        keys = sorted(ann.model_fields)
+        return "a mapping with keys " + ", ".join(keys)
+    return getattr(ann, "__name__", str(ann))
+
+
+def describe_field(model_cls: type[BaseModel], tree: Any, loc: tuple, error_type: str = "") -> str | None:
+    """The allowed values of the field at ``loc`` (None if the schema has no field there)."""
+    hit = field_at(model_cls, tree, loc)
+    if hit is None:
+        return None
+    ann, meta = hit
+    text = describe_type(ann, meta)
+    if error_type == "missing":
+        text = "required: " + text
+    return text
+
+
+def _guard_outside(doc: Document, issues: list[ConfigIssue]) -> list[ConfigIssue]:
+    """Issues about values read from files outside the scenario's folder show numbers only (no text,
+    no containers, no unusual key names); one more line per such file says where its path leads out
+    of the folder.  Runs of issues that differ only in a list index are collapsed into one line."""
+    out = []
+    notes = {}
+    for i in issues:
+        where = doc.outside.get(i.file)
+        if where is not None:
+            if i.value is not _MISSING and not (i.value is None or isinstance(i.value, (int, float, bool))):
+                i.value = WITHHELD
+            key = i.path.rsplit(".", 1)[-1]
+            if i.message.startswith("unknown key") and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", key):
+                i.message = "unknown key (name not shown)"
+                i.path = i.path.rsplit(".", 1)[0] if "." in i.path else "(top level)"
+            notes[i.file] = where
+        out.append(i)
+    out = _collapse(out)
+    for f, where in notes.items():
+        out.append(ConfigIssue(f, "(file)", f"values read from this file are not shown: {where}",
+                               allowed="component files inside the scenario's folder"))
+    return out
+
+
+def _collapse(issues: list[ConfigIssue], keep: int = 3) -> list[ConfigIssue]:
+    """Keep ``keep`` issues of a run that differ only in list indices of the path; the last kept one
+    says how many more there are."""
+    groups: dict = {}
+    for i in issues:
+        groups.setdefault((i.file, re.sub(r"\.\d+(?=\.|$)", ".#", i.path), i.message, i.allowed), []).append(i)
+    out = []
+    for i in issues:
+        g = groups[(i.file, re.sub(r"\.\d+(?=\.|$)", ".#", i.path), i.message, i.allowed)]
+        k = g.index(i)
+        if k < keep:
+            if k == keep - 1 and len(g) > keep:
+                i.message += f" (and {len(g) - keep} more like it, up to {g[-1].path})"
+            out.append(i)
+    return out
+
+
+def finish_issues(doc: Document, issues: list[ConfigIssue], model_cls: type[BaseModel] | None = None) -> list[ConfigIssue]:
+    """Complete the issues of a cross-field check: ``allowed`` from the schema where the check gave
+    none, values from outside files withheld."""
+    if model_cls is not None:
+        for i in issues:
+            if not i.allowed and i.path not in ("(top level)", ""):
+                loc = tuple(int(p) if p.lstrip("-").isdigit() else p for p in i.path.split("."))
+                i.allowed = describe_field(model_cls, doc.tree, loc)
+    return _guard_outside(doc, issues)
+
+
 def validate(model_cls: type[BaseModel], doc: Document, checks=None):
     """Validate ``doc.tree`` against ``model_cls``; then run ``checks(model) -> list[ConfigIssue]``
     (cross-field rules).  Raises :class:`ConfigError` with every issue found."""
-    _SCHEMA_FIELD_HINTS["fields_at"] = lambda loc: _fields_at(model_cls, doc.tree, loc)
     try:
         model = model_cls.model_validate(doc.tree)
     except ValidationError as exc:
-        raise ConfigError(pydantic_issues(doc, exc)) from None
-    finally:
-        _SCHEMA_FIELD_HINTS.pop("fields_at", None)
+        raise ConfigError(_guard_outside(doc, pydantic_issues(doc, exc, model_cls))) from None
     if checks is not None:
         issues = checks(model, doc)
         if issues:
-            raise ConfigError(issues)
+            raise ConfigError(finish_issues(doc, issues, model_cls))
     return model
 
 

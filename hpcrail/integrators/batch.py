@@ -19,7 +19,6 @@ method, and cached on disk.  Integrators know nothing of trains: this module see
 from __future__ import annotations
 
 import dataclasses
-import sys
 import threading
 import time
 import warnings
@@ -29,46 +28,19 @@ from typing import Sequence
 
 import numba
 import numpy as np
-from llvmlite import ir
 from numba import njit, prange, types
-from numba.core import cgutils
 from numba.core.errors import NumbaTypeSafetyWarning
-from numba.extending import intrinsic
 from numba.typed import List
 
 from hpcrail._numba import JIT
 from hpcrail.integrators import registry
-from hpcrail.integrators.contract import N_SETTINGS, N_STATS, Problem, Solution
+from hpcrail.integrators.common import _monotonic_ns, deadline_ns
+from hpcrail.integrators.contract import N_SETTINGS, N_STATS, SET_WALL_BUDGET, Problem, Solution
 from hpcrail.integrators.driver import (
     _kernel_for, call_arrays, compiled_kernel, integrate, kernel_argtypes, make_solution, method_options,
     model_function_type,
     no_function, problem_spec,
 )
-
-#: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: wall times are NaN
-_MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
-
-
-@intrinsic
-def _monotonic_ns(typingctx):
-    """Monotonic clock [ns] read inside numba (``clock_gettime``), usable in cached kernels."""
-    sig = types.int64()
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        if _MONOTONIC is None:
-            return ir.Constant(i64, -1)
-        ts_t = ir.LiteralStructType([i64, i64])
-        ptr = cgutils.alloca_once(builder, ts_t)
-        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ts_t.as_pointer()])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
-        builder.call(fn, [ir.Constant(ir.IntType(32), _MONOTONIC), ptr])
-        sec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 0))
-        nsec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 1))
-        return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
-
-    return sig, codegen
-
 
 @njit(parallel=True, **JIT)
 def _batch_prange(method, rhs, jac, events, observe, params, ys, tstates, t_outs, Y_outs, iouts, t_final, accs,
@@ -86,6 +58,8 @@ def _batch_prange(method, rhs, jac, events, observe, params, ys, tstates, t_outs
     for j in prange(m):
         i = np.int64(j)
         w0 = _monotonic_ns()
+        if settings[i, SET_WALL_BUDGET] > 0.0 and w0 >= 0:   # the item's budget starts with the item
+            iouts[i, 1] = w0 + np.int64(settings[i, SET_WALL_BUDGET] * 1e9)
         p = params[i]
         y = ys[i]
         ts = tstates[i]
@@ -141,8 +115,9 @@ class BatchItem:
     """One problem of a batch and how to integrate it (the keyword arguments of :func:`integrate`).
 
     ``t_out`` float64[k] sample times [s] within [t0, t_final]; ``step``, ``rtol``, ``atol``,
-    ``hmin``, ``hmax``, ``max_steps``, ``options``, ``jacobian``, ``observe_interval`` and
-    ``extra_settings`` mean what they mean for :func:`hpcrail.integrators.integrate`.
+    ``hmin``, ``hmax``, ``max_steps``, ``options``, ``jacobian``, ``observe_interval``,
+    ``extra_settings`` and ``wall_budget_s`` mean what they mean for :func:`hpcrail.integrators.integrate`
+    (the budget of an item starts when the batch kernel starts that item).
     """
 
     problem: Problem
@@ -159,6 +134,7 @@ class BatchItem:
     jacobian: str = "auto"
     observe_interval: float = 0.0
     extra_settings: tuple | None = None
+    wall_budget_s: float | None = None
 
 
 def check_item(item: BatchItem, index: int | None = None) -> None:
@@ -243,9 +219,9 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
         extra = method_options(info, it.options) if it.extra_settings is None else tuple(it.extra_settings)
         arrays.append(call_arrays(it.problem, info, spec, it.t_out, step=it.step, rtol=it.rtol, atol=it.atol,
                                   hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps, extra=extra,
-                                  observe_interval=it.observe_interval))
+                                  observe_interval=it.observe_interval, wall_budget_s=it.wall_budget_s))
     # per-problem rows of the batch kernel's 2-D arguments (each call's own arrays are views of them)
-    iouts = np.zeros((m, 1), np.int64)
+    iouts = np.zeros((m, 2), np.int64)
     stats = np.zeros((m, N_STATS), np.int64)
     settings = np.zeros((m, N_SETTINGS))
     t_final = np.array([float(it.t_final) for it in items])
@@ -278,6 +254,7 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
             it, a = items[i], arrays[i]
             pr = it.problem
             w0 = time.perf_counter()
+            a.iout[1] = deadline_ns(float(a.settings[SET_WALL_BUDGET]))
             pr.observe(float(pr.t0), a.y, pr.params, a.acc)
             status[i] = kernel(pr.rhs, jac, evf, pr.observe, pr.params, a.y, a.tstate, it.t_out, a.Y_out, a.iout,
                                t_final[i], t_final[i], a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, specs[i],

@@ -27,15 +27,60 @@ Shampine & Thompson, "Event location for ordinary differential equations", Compu
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.contract import DONE, MAX_STEPS, RUNNING, ST_EVENTS, ST_NFEV, ST_REJECTED, ST_STEPS
+from hpcrail.integrators.contract import (
+    DONE, MAX_STEPS, RUNNING, ST_EVENTS, ST_NFEV, ST_REJECTED, ST_STEPS, TIME_BUDGET,
+)
 from hpcrail.integrators.linalg import SP_NEV, SP_OFF_EVDIR, SP_OFF_EVTERM
 
 EPS = 2.220446049250313e-16
+
+#: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: no clock (budgets disabled)
+_MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
+
+
+@intrinsic
+def _monotonic_ns(typingctx):
+    """Monotonic clock [ns] read inside numba (``clock_gettime``), usable in cached kernels; -1 without
+    a clock."""
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        if _MONOTONIC is None:
+            return ir.Constant(i64, -1)
+        ts_t = ir.LiteralStructType([i64, i64])
+        ptr = cgutils.alloca_once(builder, ts_t)
+        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ts_t.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
+        builder.call(fn, [ir.Constant(ir.IntType(32), _MONOTONIC), ptr])
+        sec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 0))
+        nsec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 1))
+        return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+
+    return sig, codegen
+
+
+@njit(**JIT)
+def monotonic_ns():
+    """The clock the kernels compare deadlines with [ns] (callable from Python)."""
+    return _monotonic_ns()
+
+
+def deadline_ns(budget_s: float) -> int:
+    """The deadline ``iout[1]`` of a run starting now with a wall-time budget [s] (0 = none)."""
+    if not budget_s or budget_s <= 0:
+        return 0
+    now = int(monotonic_ns())
+    return now + int(budget_s * 1e9) if now >= 0 else 0
 
 
 @njit(inline="always", **JIT)
@@ -119,14 +164,19 @@ STEP_ON = 99
 def loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps):
     """Top of every method's step loop: write the samples due at ``t`` (float64[n] state ``y`` into
     ``Y_out`` float64[k, n]), then return ``DONE`` at ``t_final``, ``RUNNING`` at ``t_pause`` [s],
-    ``MAX_STEPS`` when ``stats`` (int64[8]) counts ``max_steps`` step attempts, else ``STEP_ON``."""
+    ``MAX_STEPS`` when ``stats`` (int64[8]) counts ``max_steps`` step attempts, ``TIME_BUDGET`` when
+    the deadline ``iout[1]`` (monotonic ns, 0 = none; read every 16 step attempts) has passed, else
+    ``STEP_ON``."""
     samples_at_t(t, y, t_out, Y_out, iout)
     if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
         return DONE
     if t >= t_pause:
         return RUNNING
-    if stats[ST_STEPS] + stats[ST_REJECTED] >= max_steps:
+    attempts = stats[ST_STEPS] + stats[ST_REJECTED]
+    if attempts >= max_steps:
         return MAX_STEPS
+    if iout.size > 1 and iout[1] > 0 and attempts % 16 == 0 and _monotonic_ns() > iout[1]:
+        return TIME_BUDGET
     return STEP_ON
 
 

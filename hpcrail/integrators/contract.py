@@ -34,7 +34,10 @@ All four functions have the same numba type, so a method is compiled once per *p
              without changing the step sequence: methods never shorten a step to land on
              ``t_pause``, only on ``t_final``.
 ``t_out``    sorted sample times float64[k]; ``Y_out`` float64[k, n] receives the state at each
-             sample, by the method's dense output; ``iout`` int64[1] is the next sample to write.
+             sample, by the method's dense output; ``iout`` int64[2]: ``[0]`` the next sample to
+             write, ``[1]`` the wall-clock deadline of the run (monotonic clock [ns], 0 = none;
+             checked by :func:`~hpcrail.integrators.common.loop_gate`, the run then returns
+             ``TIME_BUDGET``).
 ``acc``      accumulator for ``observe`` (float64[n_acc]).
 ``stats``    int64[8] counters, see ``ST_*`` / ``STAT_NAMES``.
 ``settings`` float64[16]: ``[0]`` step (fixed-step methods) or initial step (0 = automatic),
@@ -42,7 +45,8 @@ All four functions have the same numba type, so a method is compiled once per *p
              over the whole run), ``[4]`` rtol, ``[5]`` safety factor, ``[6..10]`` method options
              (``MethodInfo.options`` names them; the driver fills in their defaults),
              ``[11]`` observation interval: ``observe`` also runs on the dense output every this
-             many seconds inside long steps (0 = only at step ends).
+             many seconds inside long steps (0 = only at step ends), ``[12]`` wall-time budget [s]
+             (0 = none: see ``iout``).
 ``atol``     absolute tolerance per state, float64[n].
 ``rtol``     relative tolerance per state, float64[n]: error weights are atol_i + rtol_i·|y_i|
              (``settings[4]`` keeps the scalar rtol for the Newton tolerance).
@@ -74,6 +78,7 @@ NON_FINITE = -3      #: the state or its derivative became NaN/inf
 NEWTON_FAILURE = -4  #: an implicit method's Newton iteration failed at the smallest step
 MODEL_FAILURE = -5   #: the model flagged an unrecoverable condition
 EVENT_FAILURE = -6   #: event-driven integration: too many events, or events piling up at one instant (chattering)
+TIME_BUDGET = -7     #: the wall-time budget ``settings[12]`` is exhausted (the deadline in ``iout[1]`` passed)
 
 # ---- indices into the int64[8] statistics array ---------------------------------------------
 ST_STEPS, ST_REJECTED, ST_NFEV, ST_NJEV, ST_NLU, ST_NEWTON, ST_EVENTS, ST_NFAIL = range(8)
@@ -89,6 +94,8 @@ SET_NEWTON_TOL = 8   #: implicit methods: Newton tolerance on the scaled norm (0
 SET_NEWTON_MAXITER = 9  #: implicit methods: maximum Newton iterations per solve (0 = default)
 SET_NEWTON_JUPD = 10  #: implicit methods: Jacobian updates allowed inside one stalled Newton solve
 SET_OBS_DT = 11      #: all methods: also ``observe`` the dense output every this many seconds (0 = step ends)
+SET_WALL_BUDGET = 12  #: all methods: wall-time budget [s] of the whole run (0 = none); the drivers turn it into
+#:                       the deadline ``iout[1]`` when the run starts
 N_SETTINGS = 16
 
 # ---- tstate layout common to all methods ----------------------------------------------------
@@ -106,6 +113,7 @@ class Status(enum.IntEnum):
     NEWTON_FAILURE = NEWTON_FAILURE
     MODEL_FAILURE = MODEL_FAILURE
     EVENT_FAILURE = EVENT_FAILURE
+    TIME_BUDGET = TIME_BUDGET
 
     @property
     def success(self) -> bool:
@@ -126,6 +134,8 @@ class Status(enum.IntEnum):
             Status.MODEL_FAILURE: f"the model reported a failure at t = {t:.6g} s",
             Status.EVENT_FAILURE: f"too many events, or events piling up at one instant (chattering), at "
                                   f"t = {t:.6g} s (raise the event limits or widen the stick band)",
+            Status.TIME_BUDGET: f"wall-time budget exhausted at t = {t:.6g} s (the run took longer than its "
+                                "budget: raise the sweep's budget.wall_time_s, or loosen the tolerances)",
         }[self]
 
 

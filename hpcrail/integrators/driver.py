@@ -7,6 +7,8 @@ recompiling).  A problem without a Jacobian or events passes do-nothing function
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 import re
@@ -22,7 +24,7 @@ from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL, SET_SAFETY,
-    SET_OBS_DT, SET_STEP, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
+    SET_OBS_DT, SET_STEP, SET_WALL_BUDGET, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
 )
 from hpcrail.integrators.linalg import JacobianPattern, analyse, build_spec, trivial_spec
 
@@ -32,6 +34,35 @@ _LAYOUTS: dict = {}
 
 #: Jacobian modes accepted by :func:`integrate` (``integrator.jacobian`` in scenarios)
 JACOBIAN_MODES = ("auto", "analytic", "finite_difference", "dense")
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """Limits of every integration run inside a :func:`budget` block: wall time [s] per run (0 = none)
+    and step attempts per run (0 = none; the smaller of this and the run's own ``max_steps``)."""
+
+    wall_time_s: float = 0.0
+    max_steps: int = 0
+
+
+_BUDGET: contextvars.ContextVar = contextvars.ContextVar("hpcrail_integration_budget", default=Budget())
+
+
+@contextlib.contextmanager
+def budget(wall_time_s: float | None = None, max_steps: int | None = None):
+    """Apply a per-run budget to every integration started in this block (this thread or task): a run
+    that exceeds it stops with status ``TIME_BUDGET`` (or ``MAX_STEPS``) instead of running on — how a
+    sweep never stalls on one scenario.  The wall time of a run in a batch starts with that run."""
+    token = _BUDGET.set(Budget(float(wall_time_s or 0.0), int(max_steps or 0)))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def current_budget() -> Budget:
+    """The budget in force (see :func:`budget`)."""
+    return _BUDGET.get()
 
 
 @njit(**JIT)
@@ -195,27 +226,40 @@ class CallArrays:
 def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t_out: np.ndarray, *,
                 step: float = 0.0, rtol: float = 1e-6, atol: float = 1e-6, hmin: float = 0.0, hmax: float = 0.0,
                 max_steps: int = 100_000_000, extra: tuple = (), observe_interval: float = 0.0,
-                event_records: int | None = None) -> CallArrays:
+                event_records: int | None = None, wall_budget_s: float | None = None) -> CallArrays:
     """Fresh arrays of one kernel call of ``problem`` from ``problem.t0`` (the one place that prepares
     them: :func:`integrate`, :func:`hpcrail.integrators.batch.integrate_batch` and
     :func:`hpcrail.integrators.hybrid.integrate_hybrid`).  ``extra``: the method's option values in
-    settings order; ``event_records``: capacity of ``ev_out`` (default: the problem's events')."""
+    settings order; ``event_records``: capacity of ``ev_out`` (default: the problem's events');
+    ``wall_budget_s``: wall-time budget of the run (None: the :func:`budget` in force), which also
+    caps ``max_steps``.  The deadline ``iout[1]`` is set when the run starts (:func:`start_clock`)."""
     n = problem.y0.size
     tstate = np.zeros(info.state_size(n, spec))
     tstate[TS_T] = float(problem.t0)
     tstate[TS_H] = 0.0
+    cap = current_budget()
+    if cap.max_steps > 0:
+        max_steps = min(int(max_steps), cap.max_steps)
     settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=tuple(extra)[:5])
     settings[SET_OBS_DT] = observe_interval
+    settings[SET_WALL_BUDGET] = cap.wall_time_s if wall_budget_s is None else float(wall_budget_s)
     ev = problem.events
     cap = (ev.max_records if ev is not None else 0) if event_records is None else event_records
     return CallArrays(
         y=problem.y0.copy(), tstate=tstate, Y_out=np.full((np.asarray(t_out).size, n), np.nan),
-        iout=np.zeros(1, dtype=np.int64), acc=problem.acc0.copy(), stats=np.zeros(N_STATS, dtype=np.int64),
+        iout=np.zeros(2, dtype=np.int64), acc=problem.acc0.copy(), stats=np.zeros(N_STATS, dtype=np.int64),
         settings=settings, atol=np.ascontiguousarray(atol * problem.atol_scale),
         rtol=np.ascontiguousarray(rtol * problem.rtol_scale),
         mass=np.ascontiguousarray(problem.mass if problem.mass is not None else np.ones(n)),
         ev_out=np.full((cap, n + 2), np.nan), jac=problem.jac if problem.jac is not None else no_function,
         events=ev.fn if ev is not None else no_function)
+
+
+def start_clock(a: CallArrays) -> None:
+    """Set the run's deadline ``iout[1]`` from its wall-time budget (call when the run starts)."""
+    from hpcrail.integrators.common import deadline_ns
+
+    a.iout[1] = deadline_ns(float(a.settings[SET_WALL_BUDGET]))
 
 
 def make_solution(info: registry.MethodInfo, code: int, t_out: np.ndarray, t_final: float, a: CallArrays,
@@ -297,6 +341,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     a = call_arrays(problem, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
                     max_steps=max_steps, extra=extra, observe_interval=observe_interval)
     # the observer sees the initial state too
+    start_clock(a)
     problem.observe(t0, a.y, problem.params, a.acc)
     # chunks only serve the progress callback: each kernel call costs ~0.3 ms of argument unboxing
     # (measured: 200 chunks added 57 ms to a 600 s train run), and chunking never changes the steps

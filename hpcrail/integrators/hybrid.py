@@ -57,7 +57,7 @@ from hpcrail.integrators.contract import (
     DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T, Problem, Solution,
 )
 from hpcrail.integrators.driver import (
-    _kernel_for, call_arrays, compiled_kernel, kernel_argtypes, make_solution, method_options, model_function_type,
+    _kernel_for, call_arrays, compiled_kernel, start_clock, kernel_argtypes, make_solution, method_options, model_function_type,
     no_function, problem_spec,
 )
 
@@ -399,6 +399,7 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     hstate = np.zeros(N_HSTATE)
     pauses = np.linspace(t0, t_final, max(1, n_chunks) + 1)[1:]
     code = RUNNING
+    start_clock(a)
     w0 = time.perf_counter()
     for tp in pauses:
         if tp < a.tstate[TS_T] and tp < t_final:

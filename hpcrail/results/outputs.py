@@ -191,7 +191,8 @@ def by_role(outputs, *roles: str) -> tuple:
 # ------------------------------------------------------------------------------------------------
 RUN_OUTPUTS: tuple = (
     Output("status", (), "", "integration status", "How the run ended: completed, event_stop, or a failure "
-           "(max_steps, step_underflow, non_finite, newton_failure, model_failure, event_failure).", "run",
+           "(max_steps, step_underflow, non_finite, newton_failure, model_failure, event_failure, time_budget; "
+           "in sweeps also invalid and error).", "run",
            dtype="str"),
     Output("message", (), "", "reason of the status", "Why the run ended with its status.", "run", dtype="str"),
     Output("wall_time", (), "s", "wall time", "Wall-clock time of the integration, compilation excluded.", "run"),

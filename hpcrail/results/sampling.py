@@ -6,9 +6,11 @@ import numpy as np
 
 
 def sample_times(t0: float, t_end: float, interval: float) -> np.ndarray:
-    """Sample times t0, t0+Δ, …, and t_end (always included) [s] (float64[k])."""
+    """Sample times t0, t0+Δ, …, and t_end (always included) [s] (float64[k]); none beyond t_end (a
+    last multiple t0 + nΔ that rounding puts above t_end, e.g. 0.002 × 475 > 0.95, is t_end)."""
     n = int(np.floor((t_end - t0) / interval + 1e-9))
     t = t0 + interval * np.arange(n + 1)
+    t[-1] = min(t[-1], t_end)
     if t_end - t[-1] > 1e-9 * max(1.0, t_end):
         t = np.append(t, t_end)
     return t

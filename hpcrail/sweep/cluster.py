@@ -190,7 +190,9 @@ def make_client(*, scheduler: str | None = None, scheduler_file: str | None = No
     disconnects); otherwise an embedded ``LocalCluster`` of ``workers`` single-threaded worker
     processes (default: all cores) is started with its dashboard at ``dashboard_address`` (default
     :data:`DEFAULT_DASHBOARD`, the loopback interface; ``"127.0.0.1:0"`` = any free port; ``":8787"`` =
-    every interface).  Raises ``ValueError`` for an unknown ``cluster`` kind or both
+    every interface), its scheduler and workers speaking TLS with temporary credentials
+    (``distributed.security.Security.temporary``: no other process can join it).  Raises ``ValueError`` for an
+    unknown ``cluster`` kind or both
     ``scheduler`` and ``scheduler_file``.
     """
     from distributed import Client, LocalCluster
@@ -216,12 +218,20 @@ def make_client(*, scheduler: str | None = None, scheduler_file: str | None = No
                 sc.close()
 
         return client, close_slurm
+    from distributed.security import Security
+
+    from hpcrail.interrupt import ignoring_interrupts
+
     n = workers or default_workers(threads)
-    lc = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                      dashboard_address=dashboard_address or DEFAULT_DASHBOARD, memory_limit=memory_limit,
-                      silence_logs=logging.ERROR)
+    # TLS with throw-away credentials: only this process (which holds them) can join the scheduler or run
+    # code in its workers; the workers start with SIGINT ignored (Ctrl-C stops the sweep from the driver)
+    security = Security.temporary()
+    with ignoring_interrupts():
+        lc = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                          dashboard_address=dashboard_address or DEFAULT_DASHBOARD, memory_limit=memory_limit,
+                          silence_logs=logging.ERROR, security=security, protocol="tls://")
     quiet_dashboard_logs()
-    client = Client(lc)
+    client = Client(lc, security=security)
 
     def close():
         with contextlib.suppress(Exception):

@@ -7,8 +7,10 @@ batches in flight, and re-running the same command resumes — scenarios are ski
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
+import errno
 import json
 import re
 import shutil
@@ -21,7 +23,8 @@ import numpy as np
 
 from hpcrail.sweep.spec import Expansion, expand
 from hpcrail.sweep.store import (
-    SUCCESS, Layout, counts, create_store, finalize, make_layout, open_group, read_state,
+    SUCCESS, Layout, coordinate_names, corrupt_summary, counts, create_store, finalize, make_layout, open_group,
+    read_state, repair_coordinates,
 )
 from hpcrail.sweep.worker import BatchTask, run_task, warm_task
 
@@ -86,8 +89,20 @@ def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
         try:
             state = read_state(store)
         except ValueError as exc:
-            raise SweepMismatchError(f"{exc}; refusing to touch it (choose another -o)") from None
-        if state["attrs"].get("sweep_fingerprint") == exp.fingerprint() and not new:
+            raise SweepMismatchError(f"{exc}; refusing to touch it (choose another -o, or remove it yourself)") from None
+        bad = corrupt_summary(state)
+        same = state["attrs"].get("sweep_fingerprint") == exp.fingerprint()
+        if bad and not new:
+            if not same:
+                raise SweepMismatchError(f"{store} holds another study and has {bad}: pass --new to discard it and "
+                                         "start again, or write to another store with -o")
+            say(f"note: {store} has {bad}; they are recomputed now (the spec gives the coordinates back)")
+            coords = [n for n in state["corrupt"] if n in coordinate_names(state["attrs"])]
+            if coords:
+                repair_coordinates(exp, store, make_layout(exp, int(state["attrs"].get("batch_size", 0))
+                                                           or exp.batch_size(batch_size)), coords)
+                state = read_state(store)
+        if same and not new:
             bs = int(state["attrs"].get("batch_size", 0)) or exp.batch_size(batch_size)
             if batch_size and batch_size != bs:
                 say(f"note: {store} is chunked in batches of {bs}; keeping that (ignoring batch size {batch_size})")
@@ -108,9 +123,13 @@ def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
 def _check_shapes(store: Path, layout: Layout) -> None:
     g = open_group(store)
     for name in layout.variables:
-        if name not in g or tuple(g[name].shape) != layout.shape(name):
-            raise SweepMismatchError(f"{store}: variable {name!r} is missing or has another shape than this sweep "
-                                     "needs; pass --new to start again")
+        try:
+            ok = name in g and tuple(g[name].shape) == layout.shape(name)
+        except Exception:  # noqa: BLE001 - unreadable metadata of the variable
+            ok = False
+        if not ok:
+            raise SweepMismatchError(f"{store}: variable {name!r} is missing, unreadable or has another shape than "
+                                     "this sweep needs; pass --new to start again")
 
 
 def todo_mask(state: dict, retry_failed: bool = False) -> np.ndarray:
@@ -139,6 +158,8 @@ def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *,
     name (``hpcrail_<study>-<fingerprint>-<first scenario>``)."""
     fp = exp.fingerprint()
     prefix = task_prefix(exp.name)
+    b = exp.spec.budget
+    limits = (float(b.wall_time_s or 0.0), int(b.max_steps or 0))
     tasks = []
     for start, stop in layout.batches():
         idx = [int(i) for i in np.flatnonzero(mask[start:stop]) + start]
@@ -149,7 +170,7 @@ def make_tasks(exp: Expansion, layout: Layout, store: Path, mask: np.ndarray, *,
                       BatchTask(store=str(store.resolve()), start=start, stop=stop, todo=idx,
                                 overrides=[p.overrides for p in pts], errors=[p.error for p in pts],
                                 base_doc=exp.base_doc, spec_file=str(exp.spec_file), layout=layout,
-                                mode=mode, threads=threads)))
+                                mode=mode, threads=threads, budget=limits)))
     return tasks
 
 
@@ -262,6 +283,91 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     exp = expansion or expand(spec, cli_set)
     t_exp = time.perf_counter() - t0
     store = Path(store or f"{exp.name}.zarr")
+    from hpcrail.results.store import check_writable
+
+    check_writable(store.parent)
+    with sweep_lock(store, say):
+        for stale in store.parent.glob(f".{store.name}.*.creating"):   # left by a killed sweep (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
+        created = not store.exists()
+        try:
+            return _run(exp, store, t_exp, client=client, scheduler=scheduler, scheduler_file=scheduler_file,
+                        cluster=cluster, workers=workers, threads=threads, mode=mode, batch_size=batch_size,
+                        retry_failed=retry_failed, new=new, inline=inline, max_in_flight=max_in_flight,
+                        retries=retries, dashboard_address=dashboard_address, progress=progress, say=say,
+                        slurm=slurm)
+        except BaseException as exc:
+            _after_failure(store, created, exc)
+            raise
+
+
+class SweepLockedError(Exception):
+    """Another ``hpcrail sweep`` holds the store's lock."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by SIGINT/SIGTERM: ``store`` (None if nothing was kept), ``counts`` of it."""
+
+    def __init__(self, signame: str, store: Path | None, counts: dict | None):
+        super().__init__(signame)
+        self.signal, self.store, self.counts = signame, store, counts
+
+
+@contextlib.contextmanager
+def sweep_lock(store: Path, say: Callable = print):
+    """Hold the lock ``.NAME.lock`` next to ``store`` (``filelock``, an OS file lock: released when the
+    process dies, even by SIGKILL) for the whole run.  Raises :class:`SweepLockedError` when another
+    sweep holds it: two sweeps never write one store, and ``--new`` never deletes a store in use."""
+    from filelock import FileLock, Timeout
+
+    path = store.with_name(f".{store.name}.lock")
+    lock = FileLock(str(path), timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise SweepLockedError(f"{store} is in use by another hpcrail sweep (it holds {path}); wait for it to finish "
+                               "or stop it, then re-run this command") from None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+        say(f"note: this filesystem offers no file locks ({exc.strerror}): make sure no other sweep uses {store}")
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _after_failure(store: Path, created: bool, exc: BaseException) -> None:
+    """After a sweep stopped by an exception or an interrupt: remove a store this run created if no
+    scenario got done (a sweep that fails before any scenario leaves nothing behind), else tidy it
+    (stale ``.partial`` files, consolidated metadata); an interrupt becomes :class:`SweepInterrupted`."""
+    from hpcrail import interrupt
+
+    kept = store.exists()
+    st = None
+    if kept:
+        try:
+            st = read_state(store)
+        except ValueError:
+            st = None
+        if created and (st is None or not st["done"].any()):
+            shutil.rmtree(store, ignore_errors=True)
+            kept, st = False, None
+        else:
+            with contextlib.suppress(Exception):
+                finalize(store)
+    signame = interrupt.requested() or (exc.args[0] if isinstance(exc, KeyboardInterrupt) and exc.args else None)
+    if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, SweepInterrupted):
+        raise SweepInterrupted(str(signame or "SIGINT"), store if kept else None,
+                               counts(st) if st is not None else None) from None
+
+
+def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, scheduler_file, cluster, workers, threads,
+         mode, batch_size, retry_failed, new, inline, max_in_flight, retries, dashboard_address, progress, say,
+         slurm) -> SweepResult:
+    """The body of :func:`run_sweep` once the store's lock is held."""
     layout, state = open_or_create(exp, store, new=new, batch_size=batch_size, say=say)
     mask = todo_mask(state, retry_failed)
     skipped = int(state["done"].sum() - (mask & state["done"]).sum())
@@ -352,7 +458,7 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
     # hundred bytes) so that they stay counted there until the end
     limit = submit_limit(len(tasks), max_in_flight)
     it = iter(tasks)
-    ac = as_completed()
+    ac = as_completed(loop=client.loop)   # the given client, default or not
     keys = {}
     finished = []
 
@@ -381,5 +487,5 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
         fut.release()
 
 
-__all__ = ["run_sweep", "SweepResult", "SweepMismatchError", "open_or_create", "todo_mask", "make_tasks",
+__all__ = ["run_sweep", "SweepResult", "SweepMismatchError", "SweepLockedError", "SweepInterrupted", "sweep_lock", "open_or_create", "todo_mask", "make_tasks",
            "warm_cache", "warm_points"]

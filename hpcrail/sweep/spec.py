@@ -18,6 +18,7 @@ every step) and decimated time series of the kind::
     seed: 1
     outputs: {envelopes: true, series: {interval_s: 5.0, variables: [coupler_force]}}
     batch_size: auto    # scenarios per task (= zarr chunk along ``scenario``)
+    budget: {wall_time_s: 3600, max_steps: null}   # per scenario; beyond: recorded as a failure
 
 Discrete sources: ``values`` (a list; strings ending in ``.yaml`` are component files, resolved
 relative to the spec), ``linspace: [start, stop, num]``, ``logspace: [start_exp, stop_exp, num]``,
@@ -39,6 +40,7 @@ config, the hash ``hpcrail validate`` prints for it.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import itertools
 import json
@@ -46,15 +48,18 @@ import keyword
 import math
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
+from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
+from hpcrail.config.errors import ConfigValueError
 from hpcrail.config.loading import (
-    _display, _fix_numbers, canonical_dict, config_hash, parse_override, read_yaml, set_path, validate,
+    _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, override_issue,
+    parse_override, read_yaml, set_path, validate,
 )
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
@@ -66,6 +71,29 @@ SAMPLED = ("random", "lhs", "sobol", "saltelli")
 DISCRETE = ("values", "linspace", "logspace", "range", "registered")
 DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
 SOURCES = DISCRETE + DISTRIBUTIONS
+
+#: most levels of one parameter and most scenarios of a sweep (expansion validates every scenario)
+MAX_LEVELS = 1_000_000
+MAX_SCENARIOS = 1_000_000
+#: most samples of a random, lhs or sobol design
+MAX_SAMPLES_DESIGN = 2 ** 20
+
+
+def non_finite_at(v: Any, loc: tuple = ()) -> tuple | None:
+    """The location of the first NaN or ±inf inside ``v`` (numbers, lists, mappings), or None."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return loc
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            hit = non_finite_at(x, loc + (i,))
+            if hit is not None:
+                return hit
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            hit = non_finite_at(x, loc + (k,))
+            if hit is not None:
+                return hit
+    return None
 
 
 #: names a parameter coordinate may never take: the sweep store's own dimensions, coordinates and run
@@ -87,9 +115,9 @@ _KIND_COORDS: dict = {}
 class ParameterSpec(Strict):
     """How one dotted path varies (exactly one source)."""
 
-    values: Optional[list[Any]] = Field(None, min_length=1)
+    values: Optional[list[Any]] = Field(None, min_length=1, max_length=MAX_LEVELS)
     linspace: Optional[list[float]] = None
-    logspace: Optional[list[float]] = None
+    logspace: Optional[list[Annotated[float, Field(ge=-300, le=300)]]] = None
     range: Optional[list[int]] = None
     registered: Optional[Literal["integrators"]] = None
     uniform: Optional[list[float]] = None
@@ -101,33 +129,51 @@ class ParameterSpec(Strict):
     label: Optional[str] = Field(None, min_length=1, max_length=60, description="label in words for tables and "
                                  "plots (default: from the path, e.g. 'wagon mass')")
 
+    @field_validator("values")
+    @classmethod
+    def _finite_values(cls, v):
+        hit = non_finite_at(v) if v is not None else None
+        if hit is not None:
+            raise ConfigValueError("NaN and ±inf are not values of any field", field=hit,
+                                   allowed="finite numbers, text, booleans, component files")
+        return v
+
     @model_validator(mode="after")
     def _one_source(self):
         given = [s for s in SOURCES if getattr(self, s) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of {', '.join(SOURCES)} (got {', '.join(given) or 'none'})")
+            raise ConfigValueError(f"give exactly one of {', '.join(SOURCES)} (got {', '.join(given) or 'none'})",
+                                   allowed="one source: " + ", ".join(SOURCES), value=", ".join(given) or None)
         src = given[0]
         v = getattr(self, src)
         if src in ("linspace", "logspace"):
-            if len(v) != 3 or v[2] != int(v[2]) or v[2] < 1:
-                raise ValueError(f"{src} needs [start, stop, num] with an integer num >= 1")
+            if len(v) != 3 or v[2] != int(v[2]) or not 1 <= v[2] <= MAX_LEVELS:
+                raise ConfigValueError(f"{src} needs [start, stop, num] with an integer num", field=src,
+                                       allowed=f"[start, stop, num] with an integer 1 ≤ num ≤ {MAX_LEVELS}")
         elif src == "range":
             if not 1 <= len(v) <= 3:
-                raise ValueError("range needs [stop], [start, stop] or [start, stop, step] (integers)")
+                raise ConfigValueError("range needs [stop], [start, stop] or [start, stop, step] (integers)",
+                                       field=src, allowed="[stop], [start, stop] or [start, stop, step]")
             if len(v) == 3 and v[2] == 0:
-                raise ValueError("range step must not be 0")
-            if len(range(*v)) == 0:
-                raise ValueError(f"range {v} is empty (stop is excluded)")
+                raise ConfigValueError("range step must not be 0", field=f"{src}.2", allowed="a step ≠ 0")
+            n = len(range(*v))
+            if n == 0:
+                raise ConfigValueError("the range is empty (stop is excluded)", field=src,
+                                       allowed="stop > start for a positive step")
+            if n > MAX_LEVELS:
+                raise ConfigValueError(f"the range has {n} values", field=src, allowed=f"at most {MAX_LEVELS} values")
         elif src in DISTRIBUTIONS:
             if len(v) != 2:
-                raise ValueError(f"{src} needs two numbers")
+                raise ConfigValueError(f"{src} needs two numbers", field=src, allowed="[a, b]")
             a, b = v
             if src == "uniform" and not a < b:
-                raise ValueError(f"uniform needs low < high, got [{a}, {b}]")
+                raise ConfigValueError("uniform needs low < high", field=src, allowed="[low, high] with low < high")
             if src == "loguniform" and not 0 < a < b:
-                raise ValueError(f"loguniform needs 0 < low < high, got [{a}, {b}]")
+                raise ConfigValueError("loguniform needs 0 < low < high", field=src,
+                                       allowed="[low, high] with 0 < low < high")
             if src in ("normal", "lognormal") and not b > 0:
-                raise ValueError(f"{src} needs a positive standard deviation, got {b}")
+                raise ConfigValueError(f"{src} needs a positive standard deviation", field=f"{src}.1",
+                                       allowed="a standard deviation > 0")
         return self
 
     @property
@@ -139,7 +185,7 @@ class SeriesOutput(Strict):
     """Decimated time series kept per scenario: outputs of role ``series`` of the base scenario's kind
     (checked against its declarations when the spec is expanded)."""
 
-    interval_s: float = Field(..., gt=0, description="sampling interval of the kept series")
+    interval_s: float = Field(..., ge=1e-6, description="sampling interval of the kept series")
     variables: list[str] = Field(["coupler_force", "speed"], min_length=1)
 
     @field_validator("variables")
@@ -160,26 +206,47 @@ class Outputs(Strict):
     series: Optional[SeriesOutput] = None
 
 
+class SweepBudget(Strict):
+    """Limits of one scenario of the sweep: a scenario that exceeds them stops and is recorded as a
+    failure with its reason (status ``time_budget`` or ``max_steps``), so a sweep never stalls on one
+    scenario.  Not part of the scenarios' ids."""
+
+    wall_time_s: Optional[float] = Field(3600.0, ge=0.001, le=MAX_DURATION_S, description="wall time of one "
+                                         "scenario's integration [s] (null: no limit)")
+    max_steps: Optional[int] = Field(None, ge=1, le=10 ** 12, description="step attempts of one scenario (the "
+                                     "smaller of this and its integrator.max_steps; null: its own)")
+
+
 class SweepSpec(Strict):
     base: str = Field(..., description="base scenario file, relative to the spec")
     name: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
     set: dict[str, Any] = Field({}, description="fixed overrides of the base (dotted path: value)")
-    parameters: dict[str, ParameterSpec] = Field(..., min_length=1)
+    parameters: dict[str, ParameterSpec] = Field(..., min_length=1, max_length=100)
     design: Literal["grid", "zip", "random", "lhs", "sobol", "saltelli"] = "grid"
-    samples: Optional[int] = Field(None, ge=1, description="number of scenarios of random/lhs/sobol designs; base "
-                                   "samples N of a saltelli design")
+    samples: Optional[int] = Field(None, ge=1, le=MAX_SAMPLES_DESIGN, description="number of scenarios of "
+                                   "random/lhs/sobol designs; base samples N of a saltelli design")
     second_order: bool = Field(False, description="saltelli: also the second-order indices (N (2D + 2) scenarios "
                                "instead of N (D + 2))")
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=2 ** 63 - 1)
     outputs: Outputs = Outputs()
     batch_size: int | Literal["auto"] = "auto"
+    budget: SweepBudget = SweepBudget()
 
     @field_validator("batch_size")
     @classmethod
     def _bs(cls, v):
-        if isinstance(v, int) and v < 1:
-            raise ValueError("batch_size must be >= 1 or 'auto'")
+        if isinstance(v, int) and not 1 <= v <= 100_000:
+            raise ConfigValueError("batch_size out of range", allowed="1 ≤ batch_size ≤ 100000, or 'auto'")
+        return v
+
+    @field_validator("set")
+    @classmethod
+    def _finite_set(cls, v):
+        hit = non_finite_at(v)
+        if hit is not None:
+            raise ConfigValueError("NaN and ±inf are not values of any field", field=hit,
+                                   allowed="finite numbers")
         return v
 
 
@@ -511,16 +578,17 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
 
     base = (spec_file.parent / spec.base)
     if not base.is_file():
-        add("base", "base scenario file not found", spec.base)
+        add("base", "base scenario file not found", spec.base, "a scenario file, relative to the spec")
     sampled = spec.design in SAMPLED
     for path, ps in spec.parameters.items():
         if not path or any(not p for p in path.split(".")):
-            add(f"parameters.{path}", "empty component in the dotted path", path)
+            add(f"parameters.{path}", "empty component in the dotted path", path, "a dotted path like a --set path")
         if ps.source in DISTRIBUTIONS and not sampled:
             add(f"parameters.{path}.{ps.source}", f"a distribution needs design random, lhs, sobol or saltelli "
                 f"(design is {spec.design!r})", getattr(ps, ps.source), "values, linspace, logspace, range, registered")
         if ps.integer and not sampled:
-            add(f"parameters.{path}.integer", "integer rounding applies to sampled designs only", True)
+            add(f"parameters.{path}.integer", "integer rounding applies to sampled designs only", True,
+                "false with design grid or zip")
         if ps.name is not None:
             if not ps.name.isidentifier() or keyword.iskeyword(ps.name):
                 add(f"parameters.{path}.name", "not a valid coordinate name", ps.name, "a Python identifier")
@@ -529,10 +597,11 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
                     "any other identifier")
     explicit = [ps.name for ps in spec.parameters.values() if ps.name]
     if len(set(explicit)) != len(explicit):
-        add("parameters", "two parameters have the same name", explicit)
+        add("parameters", "two parameters have the same name", explicit, "distinct names")
     if sampled:
         if spec.samples is None:
-            add("samples", f"design {spec.design!r} needs samples", has_value=False)
+            add("samples", f"design {spec.design!r} needs samples", allowed=f"1..{MAX_SAMPLES_DESIGN}",
+                has_value=False)
         elif spec.design in ("sobol", "saltelli") and spec.samples & (spec.samples - 1):
             add("samples", f"a {spec.design} design needs a power of 2 samples (the balance properties of Sobol' "
                 "sequences hold only then)",
@@ -540,15 +609,35 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
                 f"{1 << int(spec.samples).bit_length()}")
     elif spec.samples is not None:
         add("samples", f"samples applies to random, lhs, sobol and saltelli designs, not {spec.design!r}",
-            spec.samples)
+            spec.samples, "no samples with design grid or zip")
     if spec.second_order and spec.design != "saltelli":
-        add("second_order", f"second_order applies to the saltelli design, not {spec.design!r}", True)
+        add("second_order", f"second_order applies to the saltelli design, not {spec.design!r}", True,
+            "false unless design is saltelli")
+    counts = {p: _level_count(ps) for p, ps in spec.parameters.items() if ps.source in DISCRETE}
     if spec.design == "zip":
-        lens = {p: len(_levels(ps) or []) for p, ps in spec.parameters.items() if ps.source in DISCRETE}
-        if len(set(lens.values())) > 1:
-            add("parameters", "zip needs lists of equal length",
-                ", ".join(f"{p}: {n}" for p, n in lens.items()))
+        if len(set(counts.values())) > 1:
+            add("parameters", "zip needs lists of equal length", ", ".join(f"{p}: {n}" for p, n in counts.items()),
+                "lists of one length")
+    elif spec.design == "grid":
+        total = math.prod(counts.values())
+        if total > MAX_SCENARIOS:
+            add("parameters", f"the grid has {total:.3g} scenarios", " × ".join(str(n) for n in counts.values()),
+                f"at most {MAX_SCENARIOS} scenarios")
     return issues
+
+
+def _level_count(ps: ParameterSpec) -> int:
+    """Number of levels of a discrete source, without computing them."""
+    v = getattr(ps, ps.source)
+    if ps.source == "values":
+        return len(v)
+    if ps.source in ("linspace", "logspace"):
+        return int(v[2])
+    if ps.source == "range":
+        return len(range(*v))
+    from hpcrail.config.integrator import method_names
+
+    return len(method_names(include_aliases=False))
 
 
 def spec_source(spec: str | Path | dict) -> tuple[Path, dict | None]:
@@ -606,9 +695,68 @@ def _unknown_path_issue(spec_file: str, where: str, path: str, canon: dict) -> C
                 allowed = ", ".join(sorted(map(str, node)))
             elif isinstance(node, list):
                 allowed = f"indices 0..{len(node) - 1}"
+            close = difflib.get_close_matches(str(part), [str(k) for k in node], n=1, cutoff=0.6) \
+                if isinstance(node, dict) else []
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
             return ConfigIssue(spec_file, f"{where}.{path}", f"not a field of the base scenario (no {part!r} "
-                               f"in {here})", allowed=allowed)
+                               f"in {here}){hint}", path, allowed=allowed)
     return None
+
+
+def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterSpec, levels: list | None,
+                 where: Path, files: dict) -> list[ConfigIssue]:
+    """Values of a parameter that its field refuses whatever the other fields are (type, finiteness,
+    range): each is a spec error naming the value, not an ``invalid`` scenario.  Discrete sources
+    check every level (component files resolved), distributions their bounds (``uniform``,
+    ``loguniform``: both ends must be allowed)."""
+    from pydantic import ValidationError, create_model
+
+    loc = tuple(int(p) if p.lstrip("-").isdigit() else p for p in path.split("."))
+    hit = field_at(kind.schema, base.tree, loc)
+    if hit is None:
+        return []
+    ann, meta = hit
+    try:
+        model = create_model("Level", __base__=Strict, value=(Annotated[tuple([ann] + list(meta))] if meta else ann, ...))
+    except Exception:  # noqa: BLE001 - a field type pydantic cannot rebuild alone: the scenarios check it
+        return []
+    src = ps.source
+    if levels is not None:
+        checks = [(f"parameters.{path}.{src}" + (f".{i}" if src == "values" else ""), v,
+                   _resolve_value(v, where, files)) for i, v in enumerate(levels)]
+    elif src in ("uniform", "loguniform"):
+        checks = [(f"parameters.{path}.{src}.{i}", v, v) for i, v in enumerate(getattr(ps, src))]
+    else:
+        return []
+    out = []
+    allowed = describe_type(ann, meta)
+    for where_, shown, value in checks:
+        try:
+            model.model_validate({"value": value})
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            msg = err["msg"].removeprefix("Value error, ")
+            out.append(ConfigIssue(spec_file, where_, f"not a value of {path}: {msg}", shown, allowed))
+        except ConfigError as exc:   # a component file that cannot be read
+            out += exc.issues
+        if len(out) >= 5:
+            break
+    return out
+
+
+def _series_issues(spec: SweepSpec, kind, base_sc, spec_file: str) -> list[ConfigIssue]:
+    """The kept series must fit: longest duration / interval ≤ :data:`~hpcrail.config.base.MAX_SAMPLES`."""
+    dur = float(getattr(getattr(base_sc, "simulation", None), "duration_s", 0.0) or 0.0)
+    for path, ps in spec.parameters.items():
+        if path == "simulation.duration_s":
+            vals = _levels(ps) or list(getattr(ps, ps.source))
+            dur = max([dur] + [float(v) for v in vals if isinstance(v, (int, float))])
+    iv = spec.outputs.series.interval_s
+    n = dur / iv + 1
+    if n > MAX_SAMPLES:
+        return [ConfigIssue(spec_file, "outputs.series.interval_s", f"the series would hold {n:.3g} samples of "
+                            f"{dur:g} s", iv, f"≥ {dur / MAX_SAMPLES:.3g} s (at most {MAX_SAMPLES:.0e} samples)")]
+    return []
 
 
 def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
@@ -631,7 +779,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = sdoc.root_file
         except (KeyError, IndexError) as exc:
-            issues.append(ConfigIssue(sdoc.root_file, f"set.{key}", str(exc.args[0] if exc.args else exc)))
+            issues.append(override_issue(sdoc.root_file, f"set.{key}={value!r}", exc))
     if issues:
         raise ConfigError(issues)
     for text_ in cli_set:
@@ -641,7 +789,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "--set"
         except (ValueError, KeyError, IndexError) as exc:
-            issues.append(ConfigIssue("--set", text_, str(exc.args[0] if exc.args else exc)))
+            issues.append(override_issue("--set", text_, exc))
     if issues:
         raise ConfigError(issues)
     try:
@@ -670,9 +818,15 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
                                       f"{kind.name!r}", bad, ", ".join(series)))
     if issues:
         raise ConfigError(issues)
+    levels = [_levels(ps) for ps in spec.parameters.values()]
+    for (path, ps), lv in zip(spec.parameters.items(), levels):
+        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files)
+    if spec.outputs.series is not None:
+        issues += _series_issues(spec, kind, base_sc, sdoc.root_file)
+    if issues:
+        raise ConfigError(issues)
     paths = list(spec.parameters)
     names = _coordinate_names(paths, [ps.name for ps in spec.parameters.values()], reserved)
-    levels = [_levels(ps) for ps in spec.parameters.values()]
     labels = [ps.label or parameter_label(p, base_sc) for p, ps in spec.parameters.items()]
     for i, lab in enumerate(labels):   # two paths with the same words: the full path tells them apart
         if labels.count(lab) > 1 and not list(spec.parameters.values())[i].label:
@@ -726,6 +880,6 @@ def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
     pt.methods = getattr(it, "method", "") or ""
 
 
-__all__ = ["SweepSpec", "ParameterSpec", "Outputs", "SeriesOutput", "Parameter", "Point", "Expansion", "load_spec",
-           "expand", "design_values", "overlay_document", "DESIGNS", "SAMPLED", "parameter_units", "parameter_label",
-           "saltelli_unit", "saltelli_problem", "saltelli_block"]
+__all__ = ["SweepSpec", "SweepBudget", "ParameterSpec", "Outputs", "SeriesOutput", "Parameter", "Point", "Expansion",
+           "load_spec", "expand", "design_values", "overlay_document", "DESIGNS", "SAMPLED", "parameter_units",
+           "parameter_label", "saltelli_unit", "saltelli_problem", "saltelli_block"]

@@ -280,6 +280,7 @@ def study_attrs(exp, layout: Layout) -> dict:
         "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source, "label": p.label,
                                    "units": p.units} for p in exp.parameters]),
         "outputs": json.dumps(spec.outputs.model_dump()),
+        "budget": json.dumps(spec.budget.model_dump()),
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,
         "base_config_yaml": base_canon,
@@ -329,6 +330,19 @@ def create_store(exp, path: str | Path, layout: Layout) -> Path:
     return path
 
 
+def repair_coordinates(exp, path: str | Path, layout: Layout, names) -> None:
+    """Rewrite the per-scenario coordinates ``names`` (scenario ids, parameter values) of a store of
+    ``exp`` from the expansion (their chunks could not be read)."""
+    import zarr
+
+    g = zarr.open_group(str(path), mode="r+", zarr_format=2)
+    coords = _coordinates(exp, layout)
+    for name in names:
+        if name in coords and coords[name][0] == "scenario":
+            vals = coords[name][1]
+            g[name][:] = vals.astype(str) if vals.dtype == object else vals
+
+
 def write_region(path: str | Path, layout: Layout, start: int, stop: int, arrays: dict) -> None:
     """Write whole chunks ``[start, stop)`` along ``scenario`` of every variable in ``arrays``
     (name -> numpy array of shape (stop-start, ...)), then — in a second write — mark them done.
@@ -359,9 +373,13 @@ def open_group(path: str | Path, mode: str = "r"):
 
 
 def read_state(path: str | Path) -> dict:
-    """``{"attrs", "scenario_id", "done", "status"}`` of a study store (fast: zarr, no xarray).
+    """``{"attrs", "scenario_id", "done", "status", "corrupt"}`` of a study store (fast: zarr, no xarray).
 
-    Raises ``ValueError`` if ``path`` is not an hpcrail sweep store.
+    Every per-scenario variable is read chunk by chunk: a chunk that cannot be read (a corrupted or
+    truncated file) is listed in ``corrupt`` (variable -> ``[(start, stop), ...]``) and its scenarios
+    count as pending (``done`` false, ``status`` "pending"), so that a resume recomputes and rewrites
+    them.  Raises ``ValueError`` if ``path`` is not an hpcrail sweep store or its metadata cannot be
+    read.
     """
     try:
         g = open_group(path)
@@ -370,10 +388,78 @@ def read_state(path: str | Path) -> dict:
         raise ValueError(f"{path} is not an hpcrail sweep store (not a readable zarr store: {type(exc).__name__})") from None
     if "sweep_fingerprint" not in attrs:
         raise ValueError(f"{path} is not an hpcrail sweep store (no sweep_fingerprint attribute)")
-    return {"attrs": attrs,
-            "scenario_id": as_strings(g["scenario_id"][:]),
-            "done": np.asarray(g["done"][:]).astype(bool),
-            "status": as_strings(g["status"][:])}
+    n = int(attrs.get("n_scenarios", 0))
+    corrupt: dict = {}
+
+    def per_scenario(name, dtype, fill):
+        out = np.full(n, fill, dtype=dtype)
+        try:
+            arr = g[name]
+            step = int(arr.chunks[0]) or n
+        except Exception:  # noqa: BLE001 - its metadata is unreadable: every scenario affected
+            corrupt.setdefault(name, []).append((0, n))
+            return out
+        try:   # the whole array at once (fast); chunk by chunk only to find what cannot be read
+            vals = arr[:]
+            out[:] = as_strings(vals) if dtype == object else np.asarray(vals)
+            return out
+        except Exception:  # noqa: BLE001
+            pass
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            try:
+                vals = arr[a:b]
+                out[a:b] = as_strings(vals) if dtype == object else np.asarray(vals)
+            except Exception:  # noqa: BLE001 - a corrupted chunk: recorded, its scenarios pending
+                corrupt.setdefault(name, []).append((a, b))
+        return out
+
+    scenario_id = per_scenario("scenario_id", object, "")
+    done = per_scenario("done", np.int8, 0).astype(bool)
+    status = per_scenario("status", object, STATUS_PENDING)
+    for name, arr in _scenario_arrays(g, n):
+        if name not in ("scenario_id", "done", "status"):
+            numeric = arr.dtype.kind in "iufb"
+            per_scenario(name, arr.dtype if numeric else object, 0 if numeric else "")
+    for name, ranges in corrupt.items():
+        if name in coordinate_names(attrs):
+            continue   # coordinates are rewritten from the spec on resume (see hpcrail.sweep.runner)
+        for a, b in ranges:
+            done[a:b] = False
+            status[a:b] = STATUS_PENDING
+    return {"attrs": attrs, "scenario_id": scenario_id, "done": done, "status": status, "corrupt": corrupt}
+
+
+def _scenario_arrays(g, n: int):
+    """``(name, array)`` of every one-dimensional array along ``scenario`` (arrays whose metadata cannot
+    be read are listed too, as None, and reported by :func:`read_state`)."""
+    for name in sorted(g.array_keys()):
+        try:
+            arr = g[name]
+        except Exception:  # noqa: BLE001
+            continue
+        if len(arr.shape) == 1 and arr.shape[0] == n and name != "scenario":
+            yield name, arr
+
+
+def coordinate_names(attrs: dict) -> set:
+    """Names of a store's coordinates along ``scenario`` besides its index (written once, at creation):
+    the scenario ids and the swept parameters."""
+    try:
+        params = {p["name"] for p in json.loads(attrs.get("parameters", "[]"))}
+    except (TypeError, ValueError, KeyError):
+        params = set()
+    return params | {"scenario_id"}
+
+
+def corrupt_summary(state: dict) -> str:
+    """One line about unreadable chunks of a store state ("" if none)."""
+    c = state.get("corrupt") or {}
+    if not c:
+        return ""
+    n = len({i for ranges in c.values() for a, b in ranges for i in range(a, b)})
+    return (f"{sum(len(r) for r in c.values())} unreadable chunk(s) in {', '.join(sorted(c))} "
+            f"({n} scenarios)")
 
 
 def as_strings(arr) -> np.ndarray:
@@ -407,4 +493,5 @@ def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
 
 
 __all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts",
+           "corrupt_summary", "repair_coordinates",
            "finalize", "series_times", "stored", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]

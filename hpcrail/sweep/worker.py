@@ -38,6 +38,7 @@ class BatchTask:
     layout: Layout
     mode: str = "prange"
     threads: int = 1
+    budget: tuple = (0.0, 0)   #: (wall time [s], step attempts) per scenario, 0 = none
 
 
 def _error_text(exc: BaseException) -> str:
@@ -108,7 +109,10 @@ def compute_rows(task: BatchTask) -> tuple[list[dict], dict]:
         where.append(k)
         t_outs.append(_sample_times(task.layout, dur))
     t1 = time.perf_counter()
-    with np.errstate(all="ignore"):  # post-processing of diverged runs (NaN states) is expected to warn
+    from hpcrail.integrators.driver import budget
+
+    # post-processing of diverged runs (NaN states) is expected to warn; every run within the budget
+    with np.errstate(all="ignore"), budget(*task.budget):
         results = run_batch(scs, t_outs, mode=task.mode, threads=task.threads, attrs=False) if scs else []
     t2 = time.perf_counter()
     for k, res in zip(where, results):

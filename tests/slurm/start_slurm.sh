@@ -50,7 +50,7 @@ stop >/dev/null 2>&1 || true
 mkdir -p "$DIR"/{spool,state,log,munge}
 chmod 700 "$DIR/munge"
 USER_NAME="$(id -un)"
-CPUS="$(nproc)"
+CPUS="$(nproc --all)"   # --all: not OMP_NUM_THREADS (a dask cluster started in the calling process sets it to 1)
 MEM_MB="$(awk '/MemTotal/ {printf "%d", $2 / 1024 * 0.8}' /proc/meminfo)"
 # munge: private key and socket in $DIR
 if [[ ! -f "$DIR/munge/munge.key" ]]; then

@@ -36,14 +36,25 @@ import numpy as np
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from hpcrail.config.base import Strict
+from hpcrail.config.errors import ConfigValueError
 from hpcrail.models.couplers.schema import DraftGear, Knuckle, Newton, Shank
+
+#: ranges of the connection laws' values (a stiffness above 1e5 MN/m or a force above 100 MN means a unit error)
+MAX_STIFFNESS_MN_PER_M = 1e5
+MAX_DAMPING_KNS_PER_M = 1e5
+MAX_FORCE_KN = 1e5
+MAX_SLACK_MM = 500.0
+_DEFLECTION = Annotated[float, Field(ge=0, le=2000)]
+_GEAR_FORCE = Annotated[float, Field(ge=0, le=MAX_FORCE_KN)]
 
 
 def strictly_increasing(v: list[float], what: str) -> list[float]:
-    """``v`` unchanged if strictly increasing; raises ``ValueError`` naming the first offending entry."""
+    """``v`` unchanged if strictly increasing; raises :class:`ConfigValueError` naming the first
+    offending entry."""
     if len(v) >= 2 and np.any(np.diff(np.asarray(v, float)) <= 0):
         i = int(np.argmax(np.diff(np.asarray(v, float)) <= 0))
-        raise ValueError(f"{what} must be strictly increasing (entry {i + 1} = {v[i + 1]} follows {v[i]})")
+        raise ConfigValueError(f"{what} must be strictly increasing (entry {i + 1} = {v[i + 1]} follows {v[i]})",
+                               allowed=f"entry {i + 1} > {v[i]}", value=v[i + 1])
     return v
 
 
@@ -59,37 +70,53 @@ class GearCurves(Strict):
     with the end-stop stiffness.
     """
 
-    deflection_mm: list[float]
-    loading_kN: list[float]
-    unloading_kN: Optional[list[float]] = None
+    deflection_mm: list[_DEFLECTION] = Field(..., max_length=1000)
+    loading_kN: list[_GEAR_FORCE] = Field(..., max_length=1000)
+    unloading_kN: Optional[list[_GEAR_FORCE]] = Field(None, max_length=1000)
     unloading_ratio: Optional[float] = Field(None, ge=0, le=1)
 
     @model_validator(mode="after")
     def _check(self):
         x, fl = self.deflection_mm, self.loading_kN
         if len(x) < 2:
-            raise ValueError("deflection_mm needs at least two points")
+            raise ConfigValueError("deflection_mm needs at least two points", field="deflection_mm",
+                                   allowed="at least two deflections from 0")
         if x[0] != 0:
-            raise ValueError(f"deflection_mm must start at 0 (the end of the slack), got {x[0]}")
-        strictly_increasing(x, "deflection_mm")
+            raise ConfigValueError("deflection_mm must start at 0 (the end of the slack)", field="deflection_mm.0",
+                                   allowed="0")
+        try:
+            strictly_increasing(x, "deflection_mm")
+        except ConfigValueError as exc:
+            exc.field = "deflection_mm"
+            raise
         if len(fl) != len(x):
-            raise ValueError(f"loading_kN has {len(fl)} values, deflection_mm has {len(x)}")
+            raise ConfigValueError(f"loading_kN has {len(fl)} values, deflection_mm has {len(x)}", field="loading_kN",
+                                   allowed=f"{len(x)} values (one per deflection)")
         if fl[0] != 0:
-            raise ValueError(f"loading_kN must start at 0 (no force at the end of the slack), got {fl[0]}")
+            raise ConfigValueError("loading_kN must start at 0 (no force at the end of the slack)",
+                                   field="loading_kN.0", allowed="0")
         if np.any(np.diff(fl) < 0):
-            raise ValueError("loading_kN must not decrease with deflection (non-monotonic coupler table)")
+            i = int(np.argmax(np.diff(fl) < 0)) + 1
+            raise ConfigValueError("loading_kN must not decrease with deflection (non-monotonic coupler table)",
+                                   field=f"loading_kN.{i}", allowed=f"≥ {fl[i - 1]} (the value before)")
         if (self.unloading_kN is None) == (self.unloading_ratio is None):
-            raise ValueError("give exactly one of unloading_kN or unloading_ratio")
+            raise ConfigValueError("give exactly one of unloading_kN or unloading_ratio",
+                                   allowed="unloading_kN (a curve) or unloading_ratio (0..1)")
         if self.unloading_kN is not None:
             fu = self.unloading_kN
             if len(fu) != len(x):
-                raise ValueError(f"unloading_kN has {len(fu)} values, deflection_mm has {len(x)}")
-            if fu[0] != 0 or min(fu) < 0:
-                raise ValueError("unloading_kN must start at 0 and be non-negative")
+                raise ConfigValueError(f"unloading_kN has {len(fu)} values, deflection_mm has {len(x)}",
+                                       field="unloading_kN", allowed=f"{len(x)} values (one per deflection)")
+            if fu[0] != 0:
+                raise ConfigValueError("unloading_kN must start at 0", field="unloading_kN.0", allowed="0")
             if np.any(np.diff(fu) < 0):
-                raise ValueError("unloading_kN must not decrease with deflection (non-monotonic coupler table)")
-            if any(u > l_ + 1e-9 for u, l_ in zip(fu, fl)):
-                raise ValueError("unloading_kN must not exceed loading_kN")
+                i = int(np.argmax(np.diff(fu) < 0)) + 1
+                raise ConfigValueError("unloading_kN must not decrease with deflection (non-monotonic coupler "
+                                       "table)", field=f"unloading_kN.{i}", allowed=f"≥ {fu[i - 1]} (the value before)")
+            bad = [i for i, (u, l_) in enumerate(zip(fu, fl)) if u > l_ + 1e-9]
+            if bad:
+                raise ConfigValueError("unloading_kN must not exceed loading_kN", field=f"unloading_kN.{bad[0]}",
+                                       allowed=f"≤ {fl[bad[0]]} (loading_kN there)")
         return self
 
     def unloading(self) -> list[float]:
@@ -102,15 +129,18 @@ class HystereticCoupler(Strict):
     """Coupler / draft-gear connection with slack and hysteresis (Bosso et al. 2024 eq 7)."""
 
     kind: Literal["hysteretic"] = "hysteretic"
-    slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
-    stiffness_scale: float = Field(1.0, gt=0, description="multiplies the forces of the loading and unloading "
-                                   "curves of both sides (a softer or stiffer draft gear of the same shape; the "
-                                   "end stop is not scaled)")
+    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM, description="total free clearance, split equally "
+                            "draft/buff")
+    stiffness_scale: float = Field(1.0, ge=1e-3, le=1000, description="multiplies the forces of the loading and "
+                                   "unloading curves of both sides (a softer or stiffer draft gear of the same "
+                                   "shape; the end stop is not scaled)")
     draft: GearCurves
     buff: Optional[GearCurves] = None
-    end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, description="solid-gear stiffness beyond the table")
-    transition_speed_mps: float = Field(0.01, gt=0, description="v_ε of eq (7)")
-    damping_kNs_per_m: float = Field(0.0, ge=0, description="extra viscous damping while engaged (numerical)")
+    end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, le=MAX_STIFFNESS_MN_PER_M,
+                                               description="solid-gear stiffness beyond the table")
+    transition_speed_mps: float = Field(0.01, ge=1e-6, le=10, description="v_ε of eq (7)")
+    damping_kNs_per_m: float = Field(0.0, ge=0, le=MAX_DAMPING_KNS_PER_M, description="extra viscous damping "
+                                     "while engaged (numerical)")
 
     def buff_curves(self) -> GearCurves:
         return self.buff if self.buff is not None else self.draft
@@ -120,17 +150,17 @@ class RigidBar(Strict):
     """Slackless drawbar joining a wagon pair: linear spring-damper, no hysteresis."""
 
     kind: Literal["rigid_bar"] = "rigid_bar"
-    stiffness_MN_per_m: float = Field(80.0, gt=0)
-    damping_kNs_per_m: float = Field(100.0, ge=0)
+    stiffness_MN_per_m: float = Field(80.0, gt=0, le=MAX_STIFFNESS_MN_PER_M)
+    damping_kNs_per_m: float = Field(100.0, ge=0, le=MAX_DAMPING_KNS_PER_M)
 
 
 class LinearConnection(Strict):
     """Linear spring-damper with optional slack (analytic tests, simple studies)."""
 
     kind: Literal["linear"] = "linear"
-    stiffness_MN_per_m: float = Field(..., gt=0)
-    damping_kNs_per_m: float = Field(0.0, ge=0)
-    slack_mm: float = Field(0.0, ge=0)
+    stiffness_MN_per_m: float = Field(..., gt=0, le=MAX_STIFFNESS_MN_PER_M)
+    damping_kNs_per_m: float = Field(0.0, ge=0, le=MAX_DAMPING_KNS_PER_M)
+    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM)
 
 
 class FrictionDraftGear(Strict):
@@ -147,21 +177,24 @@ class FrictionDraftGear(Strict):
     """
 
     kind: Literal["friction"] = "friction"
-    stiffness_MN_per_m: float = Field(..., ge=0, description="spring stiffness k (Oprea 2018 Table 1: 0.1 MN/m)")
-    damping_kNs_per_m: float = Field(0.0, ge=0, description="viscous damping c in parallel (Oprea 2018: 0)")
-    slack_mm: float = Field(0.0, ge=0, description="total free clearance, split equally draft/buff")
-    static_friction_kN: float = Field(..., gt=0, description="static friction limit T_sMax")
+    stiffness_MN_per_m: float = Field(..., ge=0, le=MAX_STIFFNESS_MN_PER_M, description="spring stiffness k "
+                                      "(Oprea 2018 Table 1: 0.1 MN/m)")
+    damping_kNs_per_m: float = Field(0.0, ge=0, le=MAX_DAMPING_KNS_PER_M, description="viscous damping c in "
+                                     "parallel (Oprea 2018: 0)")
+    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM, description="total free clearance, split equally draft/buff")
+    static_friction_kN: float = Field(..., gt=0, le=MAX_FORCE_KN, description="static friction limit T_sMax")
     kinetic_law: Literal["coulomb", "stribeck"] = Field("coulomb", description="sliding friction law")
-    kinetic_friction_kN: Optional[float] = Field(None, ge=0, description="Coulomb level T_c of the sliding "
-                                                 "friction (default: static_friction_kN)")
-    stribeck_speed_mps: float = Field(0.01, gt=0, description="Stribeck speed v_s")
-    stribeck_exponent: float = Field(2.0, gt=0, description="Stribeck exponent δ")
+    kinetic_friction_kN: Optional[float] = Field(None, ge=0, le=MAX_FORCE_KN, description="Coulomb level T_c of "
+                                                 "the sliding friction (default: static_friction_kN)")
+    stribeck_speed_mps: float = Field(0.01, ge=1e-6, le=10, description="Stribeck speed v_s")
+    stribeck_exponent: float = Field(2.0, ge=0.1, le=10, description="Stribeck exponent δ")
 
     @model_validator(mode="after")
     def _kinetic(self):
         if self.kinetic_friction_kN is not None and self.kinetic_friction_kN > self.static_friction_kN:
-            raise ValueError(f"kinetic_friction_kN ({self.kinetic_friction_kN}) must not exceed static_friction_kN "
-                             f"({self.static_friction_kN})")
+            raise ConfigValueError("kinetic_friction_kN must not exceed static_friction_kN",
+                                   field="kinetic_friction_kN", allowed=f"≤ {self.static_friction_kN} "
+                                   "(static_friction_kN)")
         return self
 
     def kinetic_kN(self) -> float:

@@ -22,10 +22,10 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
 
-from hpcrail.config.base import Strict
-from hpcrail.config.errors import ConfigIssue
-from hpcrail.config.integrator import canonical_method, method_names, method_spec
-from hpcrail.models.track.schema import Track
+from hpcrail.config.base import MAX_DURATION_S, MAX_TABLE_ROWS, Strict, samples_issue
+from hpcrail.config.errors import ConfigIssue, ConfigValueError
+from hpcrail.config.integrator import MAX_STEPS, MIN_RTOL, MIN_STEP_S, canonical_method, method_names, method_spec
+from hpcrail.models.track.schema import MAX_PROFILE_POINTS, Track
 from hpcrail.models.vertical.assembly import POINT as _POINT
 from hpcrail.models.vertical.assembly import parse_point
 
@@ -39,36 +39,38 @@ STATE_SPACE_METHODS = {"recurrence": "recurrence", "implicit_euler": "recurrence
 class BodyType(Strict):
     """A rigid body: bounce always, pitch when ``pitch_inertia_kgm2`` is given."""
 
-    mass_kg: float = Field(..., gt=0)
-    pitch_inertia_kgm2: Optional[float] = Field(None, gt=0, description="pitch moment of inertia about the centre")
+    mass_kg: float = Field(..., ge=1, le=1e6)
+    pitch_inertia_kgm2: Optional[float] = Field(None, gt=0, le=1e9, description="pitch moment of inertia about the "
+                                                "centre")
     description: str = ""
 
 
 class Body(Strict):
     name: str = Field(..., pattern=_NAME)
     type: str
-    x_m: float = Field(0.0, description="longitudinal position of the centre (vehicle frame, forward +)")
+    x_m: float = Field(0.0, ge=-100, le=100, description="longitudinal position of the centre (vehicle frame, "
+                       "forward +)")
 
 
 class Wheel(Strict):
     """A wheel (wheelset in the pitch-plane model): where the track input is taken."""
 
     name: str = Field(..., pattern=_NAME)
-    x_m: float = Field(..., description="longitudinal position (vehicle frame, forward +)")
+    x_m: float = Field(..., ge=-100, le=100, description="longitudinal position (vehicle frame, forward +)")
 
 
 class Spring(Strict):
     """Linear spring: compression force F = k·(z_bottom − z_top) (free length at the unloaded state)."""
 
     kind: Literal["spring"] = "spring"
-    stiffness_N_per_m: float = Field(..., gt=0)
+    stiffness_N_per_m: float = Field(..., gt=0, le=1e12)
 
 
 class Damper(Strict):
     """Viscous damper without series stiffness: F = c·(ż_bottom − ż_top)."""
 
     kind: Literal["damper"] = "damper"
-    damping_Ns_per_m: float = Field(..., gt=0)
+    damping_Ns_per_m: float = Field(..., gt=0, le=1e14)   # 1e13: a locked damper (tests)
 
 
 class SeriesDamper(Strict):
@@ -78,8 +80,8 @@ class SeriesDamper(Strict):
     ``joints: 1`` models a single joint."""
 
     kind: Literal["series_damper"] = "series_damper"
-    damping_Ns_per_m: float = Field(..., gt=0)
-    joint_stiffness_N_per_m: float = Field(..., gt=0, description="stiffness of each rubber joint")
+    damping_Ns_per_m: float = Field(..., gt=0, le=1e14)   # 1e13: a locked damper (tests)
+    joint_stiffness_N_per_m: float = Field(..., gt=0, le=1e12, description="stiffness of each rubber joint")
     joints: Literal[1, 2] = 2
 
     @property
@@ -98,16 +100,19 @@ class Contact(Strict):
 
     kind: Literal["contact"] = "contact"
     law: Literal["linear", "hertz"] = "linear"
-    stiffness_N_per_m: Optional[float] = Field(None, gt=0, description="K_H (law: linear)")
-    hertz_constant_m_per_N2_3: Optional[float] = Field(None, gt=0, description="G of δ = G·P^(2/3) (law: hertz)")
+    stiffness_N_per_m: Optional[float] = Field(None, gt=0, le=1e12, description="K_H (law: linear)")
+    hertz_constant_m_per_N2_3: Optional[float] = Field(None, ge=1e-12, le=1e-4, description="G of δ = G·P^(2/3) "
+                                                       "(law: hertz)")
     wheels: int = Field(1, ge=1, le=4, description="wheels in parallel (law: hertz)")
 
     @model_validator(mode="after")
     def _law(self):
         if self.law == "linear" and self.stiffness_N_per_m is None:
-            raise ValueError("law: linear needs stiffness_N_per_m")
+            raise ConfigValueError("law: linear needs stiffness_N_per_m", field="stiffness_N_per_m",
+                                   allowed="a stiffness > 0 N/m")
         if self.law == "hertz" and self.hertz_constant_m_per_N2_3 is None:
-            raise ValueError("law: hertz needs hertz_constant_m_per_N2_3")
+            raise ConfigValueError("law: hertz needs hertz_constant_m_per_N2_3", field="hertz_constant_m_per_N2_3",
+                                   allowed="a Hertz constant G [m/N^(2/3)]")
         return self
 
 
@@ -126,7 +131,7 @@ class Element(Strict):
     @classmethod
     def _point(cls, v):
         if not _POINT.match(v):
-            raise ValueError(f"a point is 'body', 'body@x_m' or 'rail@wheel', got {v!r}")
+            raise ConfigValueError("not a point", allowed="'body', 'body@x_m' or 'rail@wheel'")
         return v.replace(" ", "")
 
 
@@ -144,11 +149,12 @@ class FloorPoint(Strict):
 
 class Vehicle(Strict):
     body_types: dict[str, BodyType] = Field(..., min_length=1)
-    bodies: list[Body] = Field(..., min_length=1)
-    wheels: list[Wheel] = Field([], description="track input points (one per wheelset in the pitch-plane model)")
+    bodies: list[Body] = Field(..., min_length=1, max_length=1000)
+    wheels: list[Wheel] = Field([], max_length=1000, description="track input points (one per wheelset in the "
+                                "pitch-plane model)")
     element_types: dict[str, ElementType] = Field(..., min_length=1)
-    elements: list[Element] = Field(..., min_length=1)
-    floor_points: list[FloorPoint] = Field([], description="default: the centre of the first body")
+    elements: list[Element] = Field(..., min_length=1, max_length=10_000)
+    floor_points: list[FloorPoint] = Field([], max_length=1000, description="default: the centre of the first body")
     description: str = ""
 
     def element_names(self) -> list[str]:
@@ -168,9 +174,9 @@ class Vehicle(Strict):
 
 
 class Simulation(Strict):
-    duration_s: float = Field(..., gt=0)
-    speed_kmh: float = Field(0.0, ge=0, description="vehicle speed V (track inputs and their delays x_j/V)")
-    gravity_mps2: float = Field(9.81, ge=0, description="g; 0 = no static preload")
+    duration_s: float = Field(..., gt=0, le=1e5)
+    speed_kmh: float = Field(0.0, ge=0, le=600, description="vehicle speed V (track inputs and their delays x_j/V)")
+    gravity_mps2: float = Field(9.81, ge=0, le=100, description="g; 0 = no static preload")
     initial_state: Literal["static", "unloaded"] = Field(
         "static", description="static: at rest in static equilibrium; unloaded: at rest with every spring at "
         "its free length (a drop under gravity)")
@@ -183,13 +189,14 @@ class Integrator(Strict):
     state-space ODE form (massless nodes as first-order states)."""
 
     method: str = "exact"
-    step_s: Optional[float] = Field(0.001, gt=0, description="fixed step (recurrence, exact, rk4) or initial step")
+    step_s: Optional[float] = Field(0.001, ge=MIN_STEP_S, le=1e5, description="fixed step (recurrence, exact, rk4) "
+                                    "or initial step")
     hold: Literal["foh", "zoh"] = Field("foh", description="input hold of the exact discretisation")
-    rtol: float = Field(1e-6, gt=0, lt=1)
-    atol: float = Field(1e-9, gt=0)
-    max_steps: int = Field(200_000_000, ge=1)
-    max_step_s: Optional[float] = Field(None, gt=0)
-    min_step_s: float = Field(0.0, ge=0)
+    rtol: float = Field(1e-6, ge=MIN_RTOL, lt=1)
+    atol: float = Field(1e-9, ge=1e-30, le=1e6)
+    max_steps: int = Field(200_000_000, ge=1, le=MAX_STEPS)
+    max_step_s: Optional[float] = Field(None, ge=MIN_STEP_S, le=1e5)
+    min_step_s: float = Field(0.0, ge=0, le=1e5)
 
     @field_validator("method")
     @classmethod
@@ -200,8 +207,8 @@ class Integrator(Strict):
         try:
             return canonical_method(v)
         except KeyError:
-            raise ValueError(f"unknown solver {v!r}; allowed: "
-                             f"{', '.join(sorted(set(STATE_SPACE_METHODS)) + method_names())}")
+            raise ConfigValueError(f"unknown solver {v!r}",
+                                   allowed=", ".join(sorted(set(STATE_SPACE_METHODS)) + method_names())) from None
 
     @property
     def fixed_step(self) -> bool:
@@ -214,9 +221,9 @@ class Integrator(Strict):
 
 
 class Output(Strict):
-    interval_s: float = Field(0.005, gt=0, description="sampling interval of the time series (≤ 5 ms keeps "
-                              "the comfort weightings' band up to 100 Hz)")
-    comfort_window_s: float = Field(5.0, gt=0, description="r.m.s. window of the EN 12299 P95 value")
+    interval_s: float = Field(0.005, ge=1e-6, le=1e5, description="sampling interval of the time series (≤ 5 ms "
+                              "keeps the comfort weightings' band up to 100 Hz)")
+    comfort_window_s: float = Field(5.0, ge=1e-3, le=1e5, description="r.m.s. window of the EN 12299 P95 value")
 
 
 class VerticalScenario(Strict):
@@ -249,12 +256,13 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
         if b.type not in bt:
             add(("vehicle", "bodies", i, "type"), "unknown body type", b.type, ", ".join(sorted(bt)))
         if b.name in bodies or b.name == "rail":
-            add(("vehicle", "bodies", i, "name"), "duplicate or reserved body name", b.name)
+            add(("vehicle", "bodies", i, "name"), "duplicate or reserved body name", b.name,
+                "a name not used by another body, and not 'rail'")
         bodies[b.name] = b
     wheels = {}
     for i, w in enumerate(v.wheels):
         if w.name in wheels:
-            add(("vehicle", "wheels", i, "name"), "duplicate wheel name", w.name)
+            add(("vehicle", "wheels", i, "name"), "duplicate wheel name", w.name, "a name not used by another wheel")
         wheels[w.name] = w
 
     def check_point(loc, text, allow_rail=True):
@@ -273,7 +281,7 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
             try:
                 x = float(arg)
             except ValueError:
-                add(loc, "the position after '@' must be a number [m]", text)
+                add(loc, "the position after '@' must be a number [m]", text, "body@x_m with a number x_m")
                 return name
             b = bodies[name]
             typ = bt.get(b.type)
@@ -287,16 +295,17 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
     for i, (e, name) in enumerate(zip(v.elements, names)):
         base = ("vehicle", "elements", i)
         if name in seen:
-            add(base + ("name",), "duplicate element name", name)
+            add(base + ("name",), "duplicate element name", name, "a name not used by another element")
         seen.add(name)
         if e.type not in et:
             add(base + ("type",), "unknown element type", e.type, ", ".join(sorted(et)))
         top = check_point(base + ("top",), e.top)
         bot = check_point(base + ("bottom",), e.bottom)
         if top == "rail" and bot == "rail":
-            add(base, "an element needs at least one body end", f"{e.top} – {e.bottom}", has_value=True)
+            add(base, "an element needs at least one body end", f"{e.top} – {e.bottom}", "a body at top or bottom")
         if top is not None and top == bot and top != "rail":
-            add(base, "an element must join two different bodies (or a body and the rail)", f"{e.top} – {e.bottom}")
+            add(base, "an element must join two different bodies (or a body and the rail)", f"{e.top} – {e.bottom}",
+                "two different bodies, or a body and rail@<wheel>")
         typ = et.get(e.type)
         if isinstance(typ, Contact):
             if parse_point(e.bottom)[0] != "rail" or top == "rail":
@@ -306,7 +315,7 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
         check_point(("vehicle", "floor_points", i, "point"), fp.point, allow_rail=False)
     fpn = [f.name for f in v.floor_points]
     if len(set(fpn)) != len(fpn):
-        add(("vehicle", "floor_points"), "duplicate floor point names", fpn)
+        add(("vehicle", "floor_points"), "duplicate floor point names", fpn, "distinct names")
     # every body must be held by stiffness (springs, series dampers, contacts) connected to the rail
     if not issues:
         adj: dict[str, set] = {b: set() for b in bodies}
@@ -336,17 +345,18 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
     if it.fixed_step:
         if it.step_s is None:
             add(("integrator", "step_s"), f"method {it.method!r} has a fixed step: set integrator.step_s",
-                has_value=False)
+                allowed="a step > 0 s", has_value=False)
         else:
             h = it.step_s
             for loc, val in ((("simulation", "duration_s"), sc.simulation.duration_s),
                              (("output", "interval_s"), sc.output.interval_s)):
                 r = val / h
                 if abs(r - round(r)) > 1e-6 * max(1.0, r) or round(r) < 1:
-                    add(loc, f"must be a whole multiple of integrator.step_s = {h:g} s for fixed-step solvers", val)
+                    add(loc, f"must be a whole multiple of integrator.step_s = {h:g} s for fixed-step solvers", val,
+                        f"k × {h:g} s with an integer k ≥ 1")
     irr = sc.track.irregularity
     if irr.kind == "psd" and sc.simulation.speed_kmh <= 0:
-        add(("simulation", "speed_kmh"), "a track irregularity needs a speed > 0", sc.simulation.speed_kmh)
+        add(("simulation", "speed_kmh"), "a track irregularity needs a speed > 0", sc.simulation.speed_kmh, "> 0")
     if irr.kind == "psd" and irr.length_m is not None:
         need = sc.simulation.speed_kmh / 3.6 * sc.simulation.duration_s + 1.0
         if irr.length_m < need:
@@ -355,9 +365,26 @@ def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
     if irr.kind == "harmonic" and irr.frequency_rad_per_s is not None and sc.simulation.speed_kmh <= 0 \
             and len(v.wheels) > 1:
         add(("simulation", "speed_kmh"), "per-wheel delays of a harmonic input need a speed > 0",
-            sc.simulation.speed_kmh)
+            sc.simulation.speed_kmh, "> 0")
     if irr.kind != "none" and not v.wheels:
-        add(("track", "irregularity"), "a track input needs wheels (vehicle.wheels)", irr.kind)
+        add(("track", "irregularity"), "a track input needs wheels (vehicle.wheels)", irr.kind,
+            "kind: none, or wheels in vehicle.wheels")
     if sc.output.interval_s > sc.simulation.duration_s:
-        add(("output", "interval_s"), "sampling interval longer than the simulation", sc.output.interval_s)
+        add(("output", "interval_s"), "sampling interval longer than the simulation", sc.output.interval_s,
+            f"≤ {sc.simulation.duration_s:g} s (simulation.duration_s)")
+    why = samples_issue(sc.simulation.duration_s, sc.output.interval_s, max(1, len(v.bodies) + len(v.elements)))
+    if why:
+        add(("output", "interval_s"), f"the run would store {why}", sc.output.interval_s,
+            "a longer interval or a shorter run")
+    if it.step_s and sc.simulation.duration_s / it.step_s > it.max_steps:
+        add(("integrator", "step_s"), f"the run needs {sc.simulation.duration_s / it.step_s:.3g} steps, more than "
+            f"integrator.max_steps = {it.max_steps}", it.step_s,
+            f"≥ {sc.simulation.duration_s / it.max_steps:.3g} s, or a larger integrator.max_steps")
+    if irr.kind == "psd":
+        length = irr.length_m if irr.length_m is not None else sc.simulation.speed_kmh / 3.6 * sc.simulation.duration_s
+        points = length / irr.spacing()
+        if points > MAX_PROFILE_POINTS:
+            add(("track", "irregularity", "spacing_m"), f"the synthesised profile would hold {points:.3g} points",
+                irr.spacing_m, f"≥ {length / MAX_PROFILE_POINTS:.3g} m for {length:.3g} m of track "
+                "(or a shorter run)")
     return issues

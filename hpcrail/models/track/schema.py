@@ -20,6 +20,10 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import Field, model_validator
 
 from hpcrail.config.base import Strict
+from hpcrail.config.errors import ConfigValueError
+
+#: most points of a synthesised irregularity profile (profile length / spacing)
+MAX_PROFILE_POINTS = 50_000_000
 from hpcrail.models.track.spectra import COMPONENTS, SPECTRA, spectrum
 
 ComponentName = Literal["vertical", "alignment", "gauge", "cross_level"]
@@ -44,15 +48,17 @@ class HarmonicIrregularity(Strict):
     """
 
     kind: Literal["harmonic"] = "harmonic"
-    amplitude_mm: float = Field(..., description="amplitude A of the vertical profile")
-    frequency_rad_per_s: Optional[float] = Field(None, gt=0, description="excitation ω seen by the leading wheel")
-    wavelength_m: Optional[float] = Field(None, gt=0)
-    phase_rad: float = 0.0
+    amplitude_mm: float = Field(..., ge=-1000, le=1000, description="amplitude A of the vertical profile")
+    frequency_rad_per_s: Optional[float] = Field(None, gt=0, le=1e5, description="excitation ω seen by the leading "
+                                                 "wheel")
+    wavelength_m: Optional[float] = Field(None, ge=1e-3, le=1e5)
+    phase_rad: float = Field(0.0, ge=-7, le=7, description="φ (within ±2π)")
 
     @model_validator(mode="after")
     def _one(self):
         if (self.frequency_rad_per_s is None) == (self.wavelength_m is None):
-            raise ValueError("give exactly one of frequency_rad_per_s and wavelength_m")
+            raise ConfigValueError("give exactly one of frequency_rad_per_s and wavelength_m",
+                                   allowed="frequency_rad_per_s or wavelength_m")
         return self
 
 
@@ -69,17 +75,17 @@ class PSDIrregularity(Strict):
     kind: Literal["psd"] = "psd"
     spectrum: SpectrumName = Field(..., description="german_low, german_high (ORE B176) or fra_class_1..6")
     method: Literal["ifft", "sum_of_cosines"] = "ifft"
-    seed: int = Field(0, ge=0)
-    components: list[ComponentName] = Field(["vertical"], min_length=1)
-    wavelength_min_m: Optional[float] = Field(None, gt=0)
-    wavelength_max_m: Optional[float] = Field(None, gt=0)
-    spacing_m: Optional[float] = Field(None, gt=0, description="grid spacing of the synthesised profile")
+    seed: int = Field(0, ge=0, le=2 ** 63 - 1)
+    components: list[ComponentName] = Field(["vertical"], min_length=1, max_length=4)
+    wavelength_min_m: Optional[float] = Field(None, ge=0.01, le=1e4)
+    wavelength_max_m: Optional[float] = Field(None, ge=0.01, le=1e4)
+    spacing_m: Optional[float] = Field(None, ge=1e-3, le=1e3, description="grid spacing of the synthesised profile")
     n_components: int = Field(2048, ge=1, le=1_000_000, description="terms of the sum of cosines")
-    length_m: Optional[float] = Field(None, gt=0, description="length of track synthesised from the leading "
+    length_m: Optional[float] = Field(None, gt=0, le=1e7, description="length of track synthesised from the leading "
                                       "wheel's start (default: the run length V·T); fix it so that every speed of a "
                                       "sweep runs over the same track sample")
-    fade_in_m: float = Field(20.0, ge=0)
-    scale: float = Field(1.0, ge=0, description="amplitude multiplier (1 = the published spectrum)")
+    fade_in_m: float = Field(20.0, ge=0, le=1e4)
+    scale: float = Field(1.0, ge=0, le=100, description="amplitude multiplier (1 = the published spectrum)")
 
     @model_validator(mode="after")
     def _band(self):
@@ -87,11 +93,16 @@ class PSDIrregularity(Strict):
         lo = self.wavelength_min_m if self.wavelength_min_m is not None else lo_d
         hi = self.wavelength_max_m if self.wavelength_max_m is not None else hi_d
         if lo >= hi:
-            raise ValueError(f"wavelength_min_m ({lo}) must be below wavelength_max_m ({hi})")
+            raise ConfigValueError("wavelength_min_m must be below wavelength_max_m", field="wavelength_min_m",
+                                   allowed=f"< {hi} (wavelength_max_m)")
         if self.spacing_m is not None and self.spacing_m > lo / 2:
-            raise ValueError(f"spacing_m = {self.spacing_m} m does not resolve the shortest wavelength {lo} m "
-                             f"(needs spacing_m ≤ {lo / 2:g})")
+            raise ConfigValueError(f"spacing_m does not resolve the shortest wavelength {lo} m", field="spacing_m",
+                                   allowed=f"≤ {lo / 2:g}")
         return self
+
+    def spacing(self) -> float:
+        """Grid spacing [m] after defaults (λ_min/20)."""
+        return self.spacing_m if self.spacing_m is not None else self.band()[0] / 20.0
 
     def band(self) -> tuple[float, float]:
         """(λ_min, λ_max) [m] after defaults."""
