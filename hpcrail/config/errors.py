@@ -3,7 +3,7 @@ is allowed.  The CLI prints them and exits with code 2 (never a traceback)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 _MISSING = object()
 
@@ -73,3 +73,23 @@ class ConfigError(Exception):
         n = len(self.issues)
         head = f"{n} problem{'s' if n != 1 else ''} in the configuration:"
         return head + "\n" + "\n".join("  - " + str(i) for i in self.issues)
+
+
+def issue_collector(doc) -> tuple[list[ConfigIssue], Callable[..., None]]:
+    """``(issues, add)`` for a model kind's cross-field check.
+
+    ``add(loc, message, value=None, allowed=None, *, has_value=True)`` appends a :class:`ConfigIssue` at the
+    dotted path of ``loc`` (a tuple of keys and list indices, e.g. ``("consist", 2, "type")``), located in the
+    file that holds that value (``doc.file_for(loc)``: a component file or the scenario); ``has_value=False``
+    for a problem that has no single offending value.  Raises nothing; the caller raises
+    :class:`ConfigError` with ``issues``.
+    """
+    issues: list[ConfigIssue] = []
+
+    def add(loc, msg, value=None, allowed=None, *, has_value=True):
+        i = ConfigIssue(doc.file_for(loc), ".".join(map(str, loc)), msg, allowed=allowed)
+        if has_value:
+            i.value = value
+        issues.append(i)
+
+    return issues, add

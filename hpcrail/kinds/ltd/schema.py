@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from hpcrail.config.base import (
     MAX_DURATION_S, MAX_SAMPLES, MAX_SERIES_VALUES, MAX_TABLE_ROWS, MAX_VEHICLES, Strict, samples_issue,
 )
-from hpcrail.config.errors import ConfigIssue, ConfigValueError
+from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
 from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
 
@@ -469,13 +469,7 @@ class Scenario(Strict):
 
 def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
     """Cross-field rules that a per-field schema cannot express; returns every problem found."""
-    issues: list[ConfigIssue] = []
-
-    def add(loc, msg, value=None, allowed=None, *, has_value=True):
-        i = ConfigIssue(doc.file_for(loc), ".".join(map(str, loc)), msg, allowed=allowed)
-        if has_value:
-            i.value = value
-        issues.append(i)
+    issues, add = issue_collector(doc)
 
     vt, ct = sc.vehicle_types, sc.connection_types
     for i, e in enumerate(sc.consist):

@@ -18,7 +18,7 @@ from typing import Literal, Optional
 from pydantic import Field, model_validator
 
 from hpcrail.config.base import MAX_DURATION_S, MAX_TABLE_ROWS, Strict, samples_issue
-from hpcrail.config.errors import ConfigIssue, ConfigValueError
+from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
 from hpcrail.models.couplers.schema import DraftGear, Knuckle, Newton, Shank
 
@@ -203,10 +203,7 @@ class PlanarTrainScenario(Strict):
 
 def check_planar_train(sc: PlanarTrainScenario, doc) -> list[ConfigIssue]:
     """Cross-field rules: known car types, at least two cars, forces on existing vehicles."""
-    issues: list[ConfigIssue] = []
-
-    def add(loc, msg, value, allowed=None):
-        issues.append(ConfigIssue(doc.file_for(loc), ".".join(map(str, loc)), msg, value, allowed))
+    issues, add = issue_collector(doc)
 
     for i, e in enumerate(sc.consist):
         if e.type not in sc.car_types:

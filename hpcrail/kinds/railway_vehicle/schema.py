@@ -27,7 +27,7 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import Field, model_validator
 
 from hpcrail.config.base import Strict
-from hpcrail.config.errors import ConfigIssue
+from hpcrail.config.errors import ConfigIssue, issue_collector
 from hpcrail.config.integrator import Integrator, method_spec
 from hpcrail.models.track.schema import NoIrregularity, PSDIrregularity
 from hpcrail.models.wheelrail.config import ProfilePairConfig, check_profile_pair
@@ -263,13 +263,7 @@ class RailwayVehicleScenario(Strict):
 
 def check_railway_vehicle(sc: RailwayVehicleScenario, doc) -> list[ConfigIssue]:
     """Cross-field rules (references, names, geometry, solver and time grid); every problem."""
-    issues: list[ConfigIssue] = []
-
-    def add(loc, msg, value=None, allowed=None, *, has_value=True):
-        i = ConfigIssue(doc.file_for(loc), ".".join(map(str, loc)), msg, allowed=allowed)
-        if has_value:
-            i.value = value
-        issues.append(i)
+    issues, add = issue_collector(doc)
 
     v = sc.vehicle
     names = set()

@@ -22,8 +22,8 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
 
-from hpcrail.config.base import MAX_DURATION_S, MAX_TABLE_ROWS, Strict, samples_issue
-from hpcrail.config.errors import ConfigIssue, ConfigValueError
+from hpcrail.config.base import Strict, samples_issue
+from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import MAX_STEPS, MIN_RTOL, MIN_STEP_S, canonical_method, method_names, method_spec
 from hpcrail.models.track.schema import MAX_PROFILE_POINTS, Track
 from hpcrail.models.vertical.assembly import POINT as _POINT
@@ -241,13 +241,7 @@ class VerticalScenario(Strict):
 
 def check_vertical(sc: VerticalScenario, doc) -> list[ConfigIssue]:
     """Cross-field rules: references, geometry, solver/model compatibility, time grid; every problem."""
-    issues: list[ConfigIssue] = []
-
-    def add(loc, msg, value=None, allowed=None, *, has_value=True):
-        i = ConfigIssue(doc.file_for(loc), ".".join(map(str, loc)), msg, allowed=allowed)
-        if has_value:
-            i.value = value
-        issues.append(i)
+    issues, add = issue_collector(doc)
 
     v = sc.vehicle
     bt, et = v.body_types, v.element_types
