@@ -18,6 +18,8 @@ units, display units, ``role``) and the swept parameters' own labels and units â
   bands (10-90 % and min-max) across the completed scenarios;
 * ``sobol_indices.png`` (design ``saltelli``): first-order and total Sobol' indices with their bootstrap
   confidence intervals, per metric (SALib; :mod:`hpcrail.analysis.sensitivity`);
+* the figures the store's model kind declares for studies (``report_figures`` of its descriptor, e.g. the
+  mixed train's running safety against the peak buff force);
 * ``failures.png``: the status of every scenario over the parameters, on the parameters' own scales â€” only
   when a scenario failed or is pending.
 
@@ -425,6 +427,26 @@ def _failure_figure(ds, params, status, done, path_dir):
 
 
 # ------------------------------------------------------------------------------------------------
+def kind_report_figures(ds, outdir: Path, skipped: dict) -> list:
+    """The report figures the store's model kind(s) declare (``ModelKind.report_figures``) whose ``applies``
+    holds; a figure that fails is listed in ``skipped`` with its reason instead of stopping the report."""
+    from hpcrail import kinds
+
+    files = []
+    for name in str(ds.attrs.get("model", "")).split(","):
+        try:
+            kind = kinds.get(name.strip())
+        except (KeyError, TypeError):
+            continue
+        for fig in kind.report_figures:
+            try:
+                if fig.applies is None or fig.applies(ds):
+                    files += list(fig.make(ds, outdir))
+            except (ValueError, KeyError) as exc:
+                skipped[f"figure {fig.name}"] = str(exc)
+    return files
+
+
 def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) and return a :class:`Report`.
     ``metrics``: only these metrics.  Raises ``ValueError`` for a dataset without swept parameters (a
@@ -465,6 +487,7 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
                 files.append(_sobol_figure(sub, table, outdir))
     if (~ok).any():
         files.append(_failure_figure(sub, params, status, done, outdir))
+    files += kind_report_figures(ds, outdir, skipped)
     return Report(files=files, skipped=skipped, sobol=table)
 
 

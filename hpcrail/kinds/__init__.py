@@ -29,6 +29,7 @@ _MODULES: dict[str, str] = {
     "planar_train": "hpcrail.kinds.planar_train",
     "vertical": "hpcrail.kinds.vertical",
     "railway_vehicle": "hpcrail.kinds.railway_vehicle",
+    "mixed_train": "hpcrail.kinds.mixed_train",
 }
 _LOADED: dict[str, ModelKind] = {}
 

@@ -79,8 +79,10 @@ def steady_mask(sc, model, s_ref: np.ndarray) -> np.ndarray:
     return inside & (lead >= lead[inside].max() - win)
 
 
-def railway_vehicle_result(sc, model, sol) -> RunResult:
-    """Outputs of one run from the sampled states ``sol.y`` and the every-step envelopes ``sol.acc``."""
+def railway_vehicle_result(sc, model, sol, D=None) -> RunResult:
+    """Outputs of one run from the sampled states ``sol.y`` and the every-step envelopes ``sol.acc``.
+    ``D`` float64[k, diag_size]: the per-sample outputs when the caller evaluated them (a mixed train's
+    detailed vehicle, whose forces come from the consist); default: evaluated here, the vehicle alone."""
     P = model.params
     lay = model.layout
     t = sol.t
@@ -88,9 +90,10 @@ def railway_vehicle_result(sc, model, sol) -> RunResult:
     k = t.size
     nb, nw = P.n_body, P.n_ws
     nwh = 2 * nw
-    D = np.full((k, diag_size(P)), np.nan)
-    dY = np.full_like(Y, np.nan)
-    vehicle_outputs(t, Y, P, D, dY)
+    if D is None:
+        D = np.full((k, diag_size(P)), np.nan)
+        dY = np.full_like(Y, np.nan)
+        vehicle_outputs(t, Y, P, D, dY)
     body = D[:, :nb * B.D_BODY].reshape(k, nb, B.D_BODY)
     wheel = D[:, nb * B.D_BODY:nb * B.D_BODY + nwh * B.D_WHEEL].reshape(k, nwh, B.D_WHEEL)
     wsd = D[:, nb * B.D_BODY + nwh * B.D_WHEEL:].reshape(k, nw, B.D_WS)

@@ -46,7 +46,8 @@ Mixed-train interface
 ``y[off:off + P.n_state]`` of a larger state vector and writes only that slice of ``dydt``: a long LTD
 consist can embed detailed vehicles and integrate everything with one integrator.  ``f_ext`` (float64[k])
 carries the coupler forces — (F_x, F_y, F_z) at the front and at the rear coupler point of the car body in
-its track frame [N] (k >= 6) — and then one applied axle torque per wheelset [N m] (k >= 6 + n_ws); k = 0
+its track frame [N] (k >= 6) — then one applied axle torque per wheelset [N m] (k >= 6 + n_ws), then a
+longitudinal force at the car body's centre of gravity [N] (k >= 7 + n_ws: running resistance, grade); k = 0
 means none.  With ``longitudinal: free`` the car body's forward motion (and the bogies and wheelsets
 following it) is a free degree of freedom driven by these forces; the return value is the vehicle's total
 longitudinal force along its reference track frame (with a prescribed speed: the constraint force).

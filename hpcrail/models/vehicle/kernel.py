@@ -500,7 +500,9 @@ def vehicle_eval(t, y, off, P, f_ext, dydt, work, diag):
     :class:`~hpcrail.models.vehicle.build.VehicleParams`; ``f_ext`` float64[k]: external forces — k >= 6:
     (F_x, F_y, F_z) at the front and at the rear coupler point of body ``P.cpl_body`` in that body's track
     frame [N], k >= 6 + n_ws: then an applied torque about each wheelset's axle [N m] (driving +, added to
-    ``P.w_torque``); k = 0: none.  ``work`` float64[P.n_work] scratch (overwritten).  ``diag``
+    ``P.w_torque``), k >= 7 + n_ws: then a longitudinal force at the centre of gravity of body ``P.cpl_body``
+    along its track frame's x [N] (running resistance and grade of a mixed train's detailed vehicle); k = 0:
+    none.  ``work`` float64[P.n_work] scratch (overwritten).  ``diag``
     float64[0] or float64[n_body·D_BODY + 2 n_ws·D_WHEEL + n_ws·D_WS]: per-sample outputs
     (:func:`vehicle_outputs`).  Returns the vehicle's total longitudinal force along the reference track
     frame [N] (prescribed speed: the constraint force that keeps v constant, with the inertia sign
@@ -716,6 +718,11 @@ def vehicle_eval(t, y, off, P, f_ext, dydt, work, diag):
             W[k + B_M] += mx
             W[k + B_M + 1] += my
             W[k + B_M + 2] += mz
+        if f_ext.size >= 7 + P.n_ws:  # longitudinal force at the centre of gravity (resistance, grade)
+            gx, gy, gz = _from_track(W, k, f_ext[6 + P.n_ws], 0.0, 0.0)
+            W[k + B_F] += gx
+            W[k + B_F + 1] += gy
+            W[k + B_F + 2] += gz
     # 6. equations of motion: rigid bodies, then wheelsets
     v2 = v * v
     sum_fx = 0.0
