@@ -84,7 +84,7 @@ class MixedTrainScenario(Scenario):
     front_start_m: float = Field(..., ge=0, le=1e6, description="arc length of the front of the train at t = 0")
     detailed: list[DetailedVehicle] = Field(..., min_length=1, max_length=64)
     simulation: Simulation
-    integrator: Integrator = Integrator(method="abm4", step_s=1e-3)
+    integrator: Integrator = Integrator(method="rk4", step_s=5e-4)
     output: Output = Output()
 
     # -- derived scenarios ---------------------------------------------------------------------------
