@@ -23,7 +23,7 @@ from hpcrail.simulate import run_batch, run_scenario
 DURATION = 1.0
 #: the small scenario of each kind (others: the first scenario file of the kind)
 PREFERRED = {"ltd": "trains/demo.yaml", "planar_train": "couplers/two_car_loaded.yaml",
-             "vertical": "vertical/full_vehicle_track.yaml"}
+             "vertical": "vertical/full_vehicle_track.yaml", "mixed_train": "mixed/short_consist_curve.yaml"}
 #: integrators tried by name on every kind (those the kind accepts), besides the scenario's own
 METHODS = ("rk4", "dopri5", "trbdf2")
 TIMING = ("wall_time", "compile_time")

@@ -33,9 +33,9 @@ def scenario_files() -> list[Path]:
 
 
 def test_the_registered_kinds():
-    assert kinds.names() == ["ltd", "planar_train", "railway_vehicle", "vertical"]
+    assert kinds.names() == ["ltd", "mixed_train", "planar_train", "railway_vehicle", "vertical"]
     assert kinds.DEFAULT_KIND == "ltd"
-    with pytest.raises(KeyError, match="registered: ltd, planar_train, railway_vehicle, vertical"):
+    with pytest.raises(KeyError, match="registered: ltd, mixed_train, planar_train, railway_vehicle, vertical"):
         kinds.get("wheelrail")
 
 

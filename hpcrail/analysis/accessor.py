@@ -69,8 +69,10 @@ class HpcrailAccessor:
     def metrics(self) -> list[str]:
         """Names of the headline metrics present (variables of role ``metric``: what the scenario's model
         kind declares as its metrics, e.g. the benchmark metrics of Bosso et al. 2024 for trains or the
-        ride-comfort metrics of a vertical vehicle)."""
-        return [n for n, v in self._ds.data_vars.items() if v.attrs.get("role") == "metric"]
+        ride-comfort metrics of a vertical vehicle): one number per run (a metric per element, e.g. per detailed
+        vehicle in a store written before such metrics became elements, is left out)."""
+        return [n for n, v in self._ds.data_vars.items()
+                if v.attrs.get("role") == "metric" and set(v.dims) <= {"scenario"}]
 
     def _flat(self) -> xr.Dataset:
         """The dataset with ``scenario`` as a plain integer dimension (a MultiIndex made by

@@ -17,6 +17,8 @@ Sign conventions as in the two kinds: forces + draft; lateral + left; wheel forc
 """
 from __future__ import annotations
 
+import dataclasses
+
 from hpcrail.kinds.ltd.outputs import COUPLER, COUPLER_ENVELOPES, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE_KIND_ATTRS
 from hpcrail.kinds.railway_vehicle.outputs import BODY, RAILWAY_VEHICLE_OUTPUTS, WHEEL, WHEELSET
 from hpcrail.kinds.railway_vehicle.outputs import names as rv_names
@@ -79,8 +81,12 @@ STUDY_METRICS = (
            "force magnitude at any detailed vehicle's couplers over the samples.", "metric", **IN_KN),
 )
 
+#: the railway-vehicle outputs once per detailed vehicle; its scalar metrics become per-vehicle elements (the
+#: study metrics above are the scalars a sweep report plots)
+PER_VEHICLE = tuple(dataclasses.replace(o, role="element") if o.role == "metric" else o
+                    for o in with_dim(RAILWAY_VEHICLE_OUTPUTS, "detailed_vehicle"))
 MIXED_TRAIN_OUTPUTS = (MIXED_SERIES + MIXED_ELEMENTS + STUDY_METRICS + TRAIN_METRICS + TRAIN_SCALARS
-                       + COUPLER_ENVELOPES + with_dim(RAILWAY_VEHICLE_OUTPUTS, "detailed_vehicle"))
+                       + COUPLER_ENVELOPES + PER_VEHICLE)
 #: the per-detailed-vehicle series (sliced with the run's time grid)
 SERIES_NAMES = tuple(o.name for o in MIXED_TRAIN_OUTPUTS if o.role == "series")
 #: what ``hpcrail run`` prints: the running-safety table under in-train forces, then the train metrics
