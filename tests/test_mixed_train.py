@@ -68,7 +68,7 @@ def test_rest_of_train_agrees_with_pure_ltd_with_a_1dof_wagon():
     """Train 4 with the empty wagon at 124, 30 s of dynamic braking on tangent track (RK4 0.5 ms): the
     per-coupler envelopes of the mixed train and of the pure LTD run (the wagon a 1-DOF vehicle of its mass and
     length, same integrator) differ by at most 0.5 % of the train's peak force on the couplers at least five
-    couplers away from the wagon, and by at most 2 % at the wagon's own two couplers."""
+    couplers away from the wagon and at the wagon's own two couplers (measured: 0.03 % for both)."""
     sc, _ = load_scenario(TRAIN4, ["simulation.duration_s=30"])
     assert sc.integrator.method == "rk4" and sc.integrator.step_s == 5e-4
     mixed = R.run(sc)
@@ -87,9 +87,9 @@ def test_rest_of_train_agrees_with_pure_ltd_with_a_1dof_wagon():
         a, b = mixed.values[name], pure.values[name]
         dev = np.max(np.abs(a - b)[away]) / peak
         assert dev <= 0.005, (name, dev)
-        # at the wagon's own couplers the detailed wagon and its 1-DOF stand-in agree to 2 % of the peak
+        # at the wagon's own couplers too (measured: 0.03 % away and at the wagon)
         near = np.abs(k - (p - 0.5)) < 1
-        assert np.max(np.abs(a - b)[near]) / peak <= 0.02, (name, a[near], b[near])
+        assert np.max(np.abs(a - b)[near]) / peak <= 0.005, (name, a[near], b[near])
 
 
 def test_momentum_balance_of_the_whole_train():

@@ -1,5 +1,5 @@
 """Running-safety assessment quantities of EN 14363 from simulated wheel/rail forces (any kind with wheels:
-``railway_vehicle`` now, the detailed vehicles of a mixed train next).
+``railway_vehicle`` and the detailed vehicles of a ``mixed_train``).
 
 EN 14363:2016 ("Railway applications — Testing and simulation for the acceptance of running
 characteristics of railway vehicles"), §7 (on-track tests and their simulation): the running-safety
