@@ -28,7 +28,7 @@ from hpcrail.kinds.railway_vehicle.build import build_railway_vehicle
 from hpcrail.kinds.railway_vehicle.run import solve as rv_solve
 from hpcrail.models.ltd.kernel import (N_REC, REC_BRAKE, REC_GRADE, REC_RESISTANCE, REC_TRACTION,
                                        ltd_outputs)
-from hpcrail.models.mixed.kernel import CD_ALPHA_FRONT, CD_F_CG, CD_F_FRONT, CD_F_REAR, N_CD, mixed_rhs
+from hpcrail.models.mixed.kernel import CD_ALPHA_FRONT, CD_F_CG, CD_F_FRONT, CD_F_REAR, mixed_rhs
 from hpcrail.models.vehicle.layout import R_PSI, R_Y, S_POS, S_VEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,7 +110,6 @@ def test_momentum_balance_of_the_whole_train():
     ncmd = np.full(k, np.nan)
     bcmd = np.full(k, np.nan)
     ltd_outputs(sol.t, np.ascontiguousarray(Y[:, :n_ltd]), L, rec, acc, ncmd, bcmd)
-    C = np.full((k, 1, N_CD), np.nan)
     from hpcrail.kinds.mixed_train.run import detailed_records
 
     C, _ = detailed_records(model, sol)

@@ -128,7 +128,7 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
     """Outputs of one mixed-train run (see :mod:`hpcrail.kinds.mixed_train.outputs`)."""
     P = model.params
     L = P.ltd
-    N, B, M = L.n_veh, L.block, L.n_veh - 1
+    N, M = L.n_veh, L.n_veh - 1
     t = sol.t
     n_ltd = model.n_ltd
     values: dict = {}
@@ -149,7 +149,6 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
     values["head_speed"] = Y[:, 1].copy()
     # --- the detailed vehicles
     C, Dg = detailed_records(model, sol)
-    D = len(model.vehicles)
     ok = np.all(np.isfinite(Y), axis=1)
     per: list[dict] = []
     warnings = list(model.notes)
@@ -164,17 +163,16 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
         pos = model.positions[d]
         warnings += [f"detailed vehicle {pos}: {w}" for w in r.warnings if w not in vm.notes]
         c = C[:, d]
-        ff, fr = c[:, CD_F_FRONT], c[:, CD_F_REAR]
         j = pos - 1
-        if j == 0:
-            ff = np.where(ok, np.nan, np.nan)
-        if j == N - 1:
-            fr = np.where(ok, np.nan, np.nan)
+        none = np.full(t.size, np.nan)
+        has_front, has_rear = j > 0, j < N - 1          # a detailed head or tail has one coupler
+        ff = c[:, CD_F_FRONT] if has_front else none
+        fr = c[:, CD_F_REAR] if has_rear else none
         v["front_coupler_force"] = ff
         v["rear_coupler_force"] = fr
-        v["front_coupler_angle"] = c[:, CD_ALPHA_FRONT] if j > 0 else np.full(t.size, np.nan)
-        v["rear_coupler_angle"] = c[:, CD_ALPHA_REAR] if j < N - 1 else np.full(t.size, np.nan)
-        fy = np.where(j > 0, np.nan_to_num(c[:, CD_FY_FRONT]), 0.0) + np.where(j < N - 1, np.nan_to_num(c[:, CD_FY_REAR]), 0.0)
+        v["front_coupler_angle"] = c[:, CD_ALPHA_FRONT] if has_front else none
+        v["rear_coupler_angle"] = c[:, CD_ALPHA_REAR] if has_rear else none
+        fy = (c[:, CD_FY_FRONT] if has_front else 0.0) + (c[:, CD_FY_REAR] if has_rear else 0.0)
         v["coupler_lateral_force"] = np.where(ok, fy, np.nan)
         both = np.vstack([np.nan_to_num(ff[ok], nan=0.0), np.nan_to_num(fr[ok], nan=0.0)])
         f_at = np.nanmean(np.vstack([ff, fr]), axis=0) if t.size else np.zeros(0)
@@ -200,6 +198,7 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
             continue
         arr = [np.asarray(p[o.name]) for p in per]
         values[o.name] = np.stack(arr, axis=1) if o.role == "series" else np.stack(arr, axis=0)
+
     def worst(name):
         x = np.asarray(values[name], float)
         return float(np.nanmax(x)) if np.isfinite(x).any() else float("nan")
