@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
+from conftest import mixed_grouped
 from test_kinds import ROOT, scenario_files
 
 from hpcrail import kinds
@@ -48,7 +49,8 @@ def check_declared(kind, sc, ds, where: str, store=None) -> None:
             assert np.all(np.isfinite(v)), f"{where}: {o.name} not finite ({np.sum(~np.isfinite(v))} values)"
 
 
-@pytest.mark.parametrize("path", scenario_files(), ids=lambda p: str(p.relative_to(ROOT / "configs")))
+@pytest.mark.parametrize("path", mixed_grouped(scenario_files(), lambda p: p.parent.name == "mixed"),
+                         ids=lambda p: str(p.relative_to(ROOT / "configs")))
 def test_every_config_runs_to_a_store_with_its_declared_outputs(path, tmp_path):
     sc, _ = load_scenario(path, [f"simulation.duration_s={DURATION}"])
     kind = kinds.of(sc)
@@ -107,7 +109,7 @@ def reduced_job(job, tmp_path):
     return out
 
 
-@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("job", mixed_grouped(JOBS, lambda p: p.stem == "lcf_running_safety"), ids=lambda p: p.stem)
 def test_every_job_sweeps_to_a_store_with_its_declared_outputs_equal_to_single_runs(job, tmp_path):
     from hpcrail.sweep.runner import run_sweep
     from hpcrail.sweep.spec import expand

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
+from conftest import mixed_grouped
 from test_kinds import ROOT, scenario_files
 from threadpoolctl import threadpool_limits
 
@@ -110,7 +111,7 @@ def test_every_kind_is_covered():
         assert len(methods(k)) >= 2, k
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", mixed_grouped(CASES, lambda c: c[0] == "mixed_train"), ids=case_id)
 def test_single_run_equals_batch_of_1_and_batch_of_4(case):
     kind, m = case
     sc = variant(kind, m, 0)
@@ -122,7 +123,7 @@ def test_single_run_equals_batch_of_1_and_batch_of_4(case):
     assert_same_bits(single, four[1], f"{case_id(case)} batch of 4")
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", mixed_grouped(KINDS, lambda k: k == "mixed_train"))
 def test_batch_of_64_on_one_or_two_numba_threads_equals_single_runs(kind):
     scs = [variant(kind, None, k) for k in range(64)]
     b1 = run_batch(scs, mode="prange", threads=1)
@@ -134,7 +135,7 @@ def test_batch_of_64_on_one_or_two_numba_threads_equals_single_runs(kind):
     assert not comparable(b1[0]).identical(comparable(b1[63]))   # the batch holds distinct runs
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", mixed_grouped(KINDS, lambda k: k == "mixed_train"))
 def test_one_or_two_blas_threads_give_the_same_bits(kind):
     """Set-up paths that call BLAS/LAPACK (model build, discretisation, track synthesis) do not depend
     on the BLAS thread count (a dask worker inherits 1, the driver has one per core)."""
@@ -166,7 +167,7 @@ def _run_on(client, scs, batch: int) -> list:
     return [ds for f in futs for ds in f.result()]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", mixed_grouped(KINDS, lambda k: k == "mixed_train"))
 def test_worker_processes_and_threads_1_or_2_workers_give_single_run_bits(kind, clusters):
     cp, ct = clusters
     scs = [variant(kind, None, k) for k in range(4)]

@@ -31,6 +31,7 @@ from hpcrail.models.ltd.kernel import (N_REC, REC_BRAKE, REC_GRADE, REC_RESISTAN
 from hpcrail.models.mixed.kernel import CD_ALPHA_FRONT, CD_F_CG, CD_F_FRONT, CD_F_REAR, mixed_rhs
 from hpcrail.models.vehicle.layout import R_PSI, R_Y, S_POS, S_VEL
 
+pytestmark = pytest.mark.xdist_group("mixed_train")   # one worker compiles the mixed-train kernels (conftest)
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = ROOT / "configs/mixed/short_consist_curve.yaml"
 TRAIN4 = ROOT / "configs/mixed/train4_empty_wagon.yaml"

@@ -142,7 +142,12 @@ def assemble(task: BatchTask, rows: list[dict]) -> dict:
             if name in row:
                 value = row[name]
                 if arrays[name].dtype.kind == "U":   # fixed-width text: cut long messages visibly
-                    value = fit_text(value, arrays[name].dtype.itemsize // 4)
+                    w = arrays[name].dtype.itemsize // 4
+                    if np.ndim(value):                 # text per element (e.g. per detailed vehicle)
+                        value = np.array([fit_text(x, w) for x in np.asarray(value, dtype=object).ravel()],
+                                         dtype=arrays[name].dtype).reshape(np.shape(value))
+                    else:
+                        value = fit_text(value, w)
                 arrays[name][i] = value
             else:
                 arrays[name][i] = lay.empty(name, 1)[0]
