@@ -66,12 +66,12 @@ def test_detailed_wagon_without_in_train_forces_is_the_wagon_alone():
 
 @pytest.mark.slow
 def test_rest_of_train_agrees_with_pure_ltd_with_a_1dof_wagon():
-    """Train 4 with the empty wagon at 124, 30 s of dynamic braking on tangent track (RK4 0.5 ms): the
+    """Train 4 with the empty wagon at 124, 30 s of dynamic braking on tangent track (RK4 0.5 ms in both: the
+    envelopes are taken over the accepted steps, so both runs use the same step grid): the
     per-coupler envelopes of the mixed train and of the pure LTD run (the wagon a 1-DOF vehicle of its mass and
     length, same integrator) differ by at most 0.5 % of the train's peak force on the couplers at least five
     couplers away from the wagon and at the wagon's own two couplers (measured: 0.03 % for both)."""
-    sc, _ = load_scenario(TRAIN4, ["simulation.duration_s=30"])
-    assert sc.integrator.method == "rk4" and sc.integrator.step_s == 5e-4
+    sc, _ = load_scenario(TRAIN4, ["simulation.duration_s=30", "integrator.method=rk4", "integrator.step_s=0.0005"])
     mixed = R.run(sc)
     assert mixed.run.status == "completed"
     from hpcrail.kinds.ltd.run import run as ltd_run
@@ -136,7 +136,8 @@ def test_blocks_on_threads_equal_the_monolithic_mixed_train():
     """Train 4 with the detailed wagon, 3 s: hidden-vehicle blocks on numba threads (boundary vehicles: head,
     tail, the detailed wagon and one more) give the monolithic states to rounding: 1e-12 relative plus 1e-12
     absolute (the blocks' positions come from a scan over block lengths; measured differences ≤ 8e-14)."""
-    over = ["simulation.duration_s=3", "partition.backend=threads", "partition.blocks=2"]
+    over = ["simulation.duration_s=3", "partition.backend=threads", "partition.blocks=2", "integrator.method=rk4",
+            "integrator.step_s=0.0005"]
     sc, model, mono = simulate(TRAIN4, over, backend="off")
     _sc, _m, thr = simulate(TRAIN4, over, backend="threads")
     lay = R.layout_of(sc, 2)
