@@ -210,8 +210,8 @@ def test_coupler_lateral_force_is_in_train_force_times_sine_of_the_coupler_angle
 def test_running_safety_outputs_under_in_train_forces():
     """The declared outputs of a run: EN 14363 maxima with their time and position, and the in-train force at
     the wagon at that time is the sampled mean of its two coupler forces there."""
-    sc, _ = load_scenario(SHORT, [])
-    res = R.run(sc)
+    sc, model, sol = simulate(SHORT, [])
+    res = R.mixed_result(sc, model, sol)
     v = res.values
     assert res.run.status == "completed"
     t = res.time
@@ -222,8 +222,6 @@ def test_running_safety_outputs_under_in_train_forces():
     assert v["peak_buff_force_at_vehicle"][0] == pytest.approx(
         -min(np.min(v["front_coupler_force"]), np.min(v["rear_coupler_force"])), rel=1e-12)
     # the wagon started at its LTD position: the vehicle's and the consist's speeds agree at every sample
-    model = build_mixed(sc)
-    sol, _ = R.solve(sc, model)
     j = sc.detailed[0].position - 1
     o0, _ = model.slices[0]
     np.testing.assert_array_equal(sol.y[:, o0 + S_VEL], sol.y[:, model.params.ltd.block * j + 1])

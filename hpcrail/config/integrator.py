@@ -240,5 +240,20 @@ def steps_issue(method: str, step_s: float | None, duration_s: float, max_steps:
     return None
 
 
-__all__ = ["steps_issue", "Option", "MethodSpec", "METHODS", "ALIASES", "canonical_method", "method_names", "method_spec",
+def step_multiple_issues(method: str, step_s: float | None, times: dict) -> list[tuple]:
+    """For a fixed-step method: ``(location, message, value)`` for each of ``times`` (location → time [s], e.g.
+    the duration and the sampling interval) that is not a whole multiple (≥ 1) of ``step_s`` [s]; [] for
+    adaptive methods."""
+    if method_spec(method).adaptive or not step_s:
+        return []
+    out = []
+    for loc, val in times.items():
+        r = val / step_s
+        if abs(r - round(r)) > 1e-6 * max(1.0, r) or round(r) < 1:
+            out.append((loc, f"must be a whole multiple of integrator.step_s = {step_s:g} s for fixed-step methods",
+                        val))
+    return out
+
+
+__all__ = ["steps_issue", "step_multiple_issues", "Option", "MethodSpec", "METHODS", "ALIASES", "canonical_method", "method_names", "method_spec",
            "Integrator"]

@@ -33,4 +33,16 @@ def sample_indices(t_run: np.ndarray, t_out: np.ndarray, what: str = "the run") 
     return idx
 
 
-__all__ = ["sample_times", "sample_indices"]
+def select_samples(res, t_out, series, what: str):
+    """Keep only the samples at ``t_out`` [s] (float64[k']) of a run result ``res``
+    (:class:`~hpcrail.results.outputs.RunResult`, modified and returned): its ``time`` and the first axis of
+    each output named in ``series``.  How a kind whose outputs come from its own sampling serves a sweep's
+    coarser series grid; raises ``ValueError`` naming ``what`` as :func:`sample_indices` does."""
+    idx = sample_indices(res.time, t_out, what)
+    res.time = res.time[idx]
+    for name in series:
+        res.values[name] = res.values[name][idx]
+    return res
+
+
+__all__ = ["sample_times", "sample_indices", "select_samples"]

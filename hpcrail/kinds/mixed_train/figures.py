@@ -15,14 +15,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from hpcrail.results.plotting import finish, new_figure
 
 
 def has_series(ds: xr.Dataset) -> bool:
@@ -31,16 +24,15 @@ def has_series(ds: xr.Dataset) -> bool:
 
 def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list[Path]:
     """One figure per detailed vehicle (see the module docstring)."""
-    plt = _plt()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from matplotlib import colormaps
+
     files = []
     lim_yq = 0.8
     lim_dq = 0.6
     for d, label in enumerate(ds["detailed_vehicle"].values):
         sub = ds.isel(detailed_vehicle=d)
         s = sub["distance"].values
-        fig, axes = plt.subplots(5, 1, figsize=(10, 12.5), sharex=True)
+        fig, axes = new_figure(5, 1, figsize=(10, 12.5), sharex=True)
         ax = axes[0]
         ax.plot(s, sub["front_coupler_force"].values * 1e-3, lw=1.1, label="front coupler")
         ax.plot(s, sub["rear_coupler_force"].values * 1e-3, lw=1.1, label="rear coupler")
@@ -49,7 +41,7 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list[
         ax.axhline(0, color="0.5", lw=0.6)
         ax.set_ylabel("force [kN]\n(+ draft, − buff)")
         ax.legend(fontsize=8, ncol=3, loc="best")
-        cmap = plt.get_cmap("tab10")
+        cmap = colormaps["tab10"]
         for k, name in enumerate(sub["wheel"].values):
             ls = "-" if "left" in str(name) else "--"
             axes[1].plot(s, sub["y_over_q"].isel(wheel=k).values, ls, color=cmap(k % 10), lw=0.9, label=str(name))
@@ -80,11 +72,7 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list[
         pos = int(sub["detailed_position"]) if "detailed_position" in sub.coords else label
         fig.suptitle(f"{ds.attrs.get('scenario_name', '')}: detailed vehicle at position {pos} — running safety "
                      f"under in-train forces (instantaneous values; EN 14363 limits dotted)", fontsize=10)
-        fig.tight_layout()
-        p = out / f"running_safety_{label}.png"
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        files.append(p)
+        files.append(finish(fig, out_dir, f"running_safety_{label}"))
     return files
 
 
@@ -95,9 +83,6 @@ def has_study(ds: xr.Dataset) -> bool:
 def running_safety_vs_buff(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list[Path]:
     """Worst Y/Q, ΔQ/Q and ΣY/limit per completed scenario against the peak buff force at the detailed vehicle,
     coloured by the first swept parameter that varies (markers by the second)."""
-    plt = _plt()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     status = np.asarray(ds["status"].values).astype(str)
     ok = np.isin(status, ("completed", "event_stop"))
     if "done" in ds:
@@ -107,7 +92,7 @@ def running_safety_vs_buff(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list
         [c for c in ds.coords if ds[c].dims == ("scenario",) and c not in ("scenario",)]
     varying = [p for p in params if np.unique(np.asarray(ds[p].values)[ok].astype(str)).size > 1]
     x = np.asarray(ds["peak_buff_force_at_detailed"].values, float)[ok] * 1e-3
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+    fig, axes = new_figure(1, 3, figsize=(15, 4.6))
     colour = varying[0] if varying else None
     marker = varying[1] if len(varying) > 1 else None
     cvals = np.asarray(ds[colour].values)[ok] if colour else np.zeros(x.size)
@@ -138,11 +123,7 @@ def running_safety_vs_buff(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list
             fig.colorbar(sc, ax=ax, label=colour)
     fig.suptitle(f"Running safety of the detailed vehicle against the peak compressive in-train force: "
                  f"{int(ok.sum())} completed of {ok.size} scenarios", fontsize=10)
-    fig.tight_layout()
-    p = out / "running_safety_vs_buff.png"
-    fig.savefig(p, dpi=100)
-    plt.close(fig)
-    return [p]
+    return [finish(fig, out_dir, "running_safety_vs_buff")]
 
 
 __all__ = ["running_safety_figure", "running_safety_vs_buff", "has_series", "has_study"]

@@ -20,8 +20,8 @@ from __future__ import annotations
 import dataclasses
 
 from hpcrail.kinds.ltd.outputs import COUPLER, COUPLER_ENVELOPES, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE_KIND_ATTRS
-from hpcrail.kinds.railway_vehicle.outputs import BODY, RAILWAY_VEHICLE_OUTPUTS, WHEEL, WHEELSET
-from hpcrail.kinds.railway_vehicle.outputs import names as rv_names
+from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS
+from hpcrail.kinds.railway_vehicle.outputs import shape as rv_shape
 from hpcrail.results.outputs import Dim, Output, Shape, with_dim
 
 DETAILED = Dim("detailed_vehicle", "detailed vehicle (consist position)", labels="names")
@@ -99,17 +99,20 @@ SUMMARY = ("max_y_over_q", "max_y_over_q_wheel", "in_train_force_at_max_y_over_q
 
 
 def shape(sc) -> Shape:
-    """Sizes and labels: ``coupler`` (with the connection types), ``detailed_vehicle`` (labels ``v<position>``,
-    coordinate ``detailed_position``), and the detailed vehicles' ``body``, ``wheelset``, ``wheel``."""
+    """Sizes and labels: ``vehicle`` (with the vehicle types, ``detailed_<k>`` for the 1-DOF stand-ins, and kinds),
+    ``coupler`` (with the connection types), ``detailed_vehicle`` (labels ``v<position>``, coordinates
+    ``detailed_position`` and ``detailed_vehicle_name``) and the detailed vehicles' ``body``, ``wheelset``,
+    ``wheel`` (the ``railway_vehicle`` kind's shape of the first one: every detailed vehicle has the same)."""
+    rv = rv_shape(sc.detailed[0])
     conns = sc.connection_type_names()
-    vt = sc.ltd_scenario().vehicle_types
     types = sc.vehicle_type_names()
-    bodies, ws, wheels = rv_names(sc.detailed[0])
-    v = sc.detailed[0].vehicle
+    base = [e.type for e in sc.consist for _ in range(e.count)]     # a stand-in keeps the kind it replaces
     return Shape(
-        sizes={"vehicle": len(types), "coupler": len(conns), "detailed_vehicle": len(sc.detailed), "body": len(bodies),
-               "wheelset": len(ws), "wheel": len(wheels)},
+        sizes={"vehicle": len(types), "coupler": len(conns), "detailed_vehicle": len(sc.detailed), **rv.sizes},
         coords={
+            "vehicle_type": ("vehicle", tuple(types), {"long_name": "vehicle type name (detailed_<k>: the 1-DOF "
+                                                                   "stand-in of detailed vehicle k)"}),
+            "vehicle_kind": ("vehicle", tuple(sc.vehicle_types[t].kind for t in base), dict(VEHICLE_KIND_ATTRS)),
             "connection_type": ("coupler", tuple(conns), {"long_name": "connection type name"}),
             "detailed_vehicle": ("detailed_vehicle", tuple(f"v{d.position}" for d in sc.detailed),
                                  {"long_name": DETAILED.long_name}),
@@ -117,15 +120,7 @@ def shape(sc) -> Shape:
                                   {"long_name": "consist position of the detailed vehicle (1 = head)"}),
             "detailed_vehicle_name": ("detailed_vehicle", tuple(d.vehicle.name for d in sc.detailed),
                                       {"long_name": "railway vehicle name"}),
-            "body": ("body", tuple(bodies), {"long_name": BODY.long_name}),
-            "body_kind": ("body", tuple(v.body_kind(b) for b in v.bodies), {"long_name": "body kind (rigid or "
-                                                                                 "wheelset)"}),
-            "wheelset": ("wheelset", tuple(ws), {"long_name": WHEELSET.long_name}),
-            "wheel": ("wheel", tuple(wheels), {"long_name": WHEEL.long_name}),
-            "vehicle_type": ("vehicle", tuple(types), {"long_name": "vehicle type name (detailed_<k>: the 1-DOF "
-                                                                   "stand-in of detailed vehicle k)"}),
-            "vehicle_kind": ("vehicle", tuple(vt[t].kind for t in types), dict(VEHICLE_KIND_ATTRS)),
+            **rv.coords,
         })
-
 
 __all__ = ["VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "SUMMARY", "shape", "COUPLER"]

@@ -25,7 +25,7 @@ from hpcrail.models.mixed.kernel import (
 )
 from hpcrail.models.vehicle.kernel import diag_size
 from hpcrail.results.outputs import RunInfo, RunResult
-from hpcrail.results.sampling import sample_indices, sample_times
+from hpcrail.results.sampling import sample_times, select_samples
 
 
 def backend_of(sc: MixedTrainScenario, n_threads: int | None = None) -> str:
@@ -96,10 +96,7 @@ def run(sc: MixedTrainScenario, *, progress=None, t_out=None, backend: str | Non
     if lay is not None:
         res.attrs["partition"] = f"threads: {lay.describe()}"
     if t_out is not None:
-        idx = sample_indices(res.time, t_out, f"mixed-train scenario {sc.name!r}")
-        res.time = res.time[idx]
-        for o in SERIES_NAMES:
-            res.values[o] = res.values[o][idx]
+        select_samples(res, t_out, SERIES_NAMES, f"mixed-train scenario {sc.name!r}")
     return res
 
 

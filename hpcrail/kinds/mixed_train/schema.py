@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 
 from hpcrail.config.base import Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
-from hpcrail.config.integrator import Integrator, method_spec
+from hpcrail.config.integrator import Integrator, method_spec, step_multiple_issues
 from hpcrail.kinds.ltd.schema import (
     Connections, ConsistEntry, Output as LTDOutput, Route, RouteSection, Scenario, Simulation as LTDSimulation,
     check_scenario,
@@ -250,13 +250,10 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
         add(("integrator", "method"), "a mixed train integrates with explicit methods (the wheel/rail contact's "
             "right-hand side has no Jacobian: implicit methods would difference all states at every Jacobian)",
             it.method, "rk4, abm4 (fixed step) or dopri5 (adaptive)")
-    if not spec.adaptive:
-        h = it.step_s
-        for loc, val in ((("simulation", "duration_s"), sc.simulation.duration_s),
-                         (("output", "interval_s"), sc.output.interval_s)):
-            r = val / h
-            if abs(r - round(r)) > 1e-6 * max(1.0, r) or round(r) < 1:
-                add(loc, f"must be a whole multiple of integrator.step_s = {h:g} s for fixed-step methods", val)
+    for loc, msg, val in step_multiple_issues(it.method, it.step_s, {("simulation", "duration_s"):
+                                                                     sc.simulation.duration_s,
+                                                                     ("output", "interval_s"): sc.output.interval_s}):
+        add(loc, msg, val)
     ens = sc.output.en14363
     if ens.step_m > ens.window_m:
         add(("output", "en14363", "step_m"), "the sliding-mean step must not exceed its window", ens.step_m)

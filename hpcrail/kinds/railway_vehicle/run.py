@@ -17,7 +17,7 @@ from hpcrail.models.vehicle import build as B
 from hpcrail.models.vehicle.kernel import diag_size, vehicle_observe, vehicle_outputs, vehicle_rhs
 from hpcrail.results.outputs import RunInfo, RunResult
 from hpcrail.results.running_safety import running_safety
-from hpcrail.results.sampling import sample_indices, sample_times
+from hpcrail.results.sampling import sample_times, select_samples
 
 
 def problem(model) -> Problem:
@@ -40,10 +40,7 @@ def run(sc: RailwayVehicleScenario, *, progress=None, t_out=None) -> RunResult:
     sol = solve(sc, model, progress=progress)
     res = railway_vehicle_result(sc, model, sol)
     if t_out is not None:
-        idx = sample_indices(res.time, t_out, f"railway-vehicle scenario {sc.name!r}")
-        res.time = res.time[idx]
-        for o in SERIES_NAMES:
-            res.values[o] = res.values[o][idx]
+        select_samples(res, t_out, SERIES_NAMES, f"railway-vehicle scenario {sc.name!r}")
     return res
 
 

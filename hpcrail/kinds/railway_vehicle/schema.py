@@ -28,7 +28,7 @@ from pydantic import Field, model_validator
 
 from hpcrail.config.base import Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
-from hpcrail.config.integrator import Integrator, method_spec
+from hpcrail.config.integrator import Integrator, step_multiple_issues
 from hpcrail.models.track.schema import NoIrregularity, PSDIrregularity
 from hpcrail.models.wheelrail.config import ProfilePairConfig, check_profile_pair
 
@@ -307,14 +307,9 @@ def check_railway_vehicle(sc: RailwayVehicleScenario, doc) -> list[ConfigIssue]:
     if sim.longitudinal == "prescribed" and sim.axle_torque_Nm != 0.0:
         add(("simulation", "axle_torque_Nm"), "axle torques need longitudinal: free", sim.axle_torque_Nm, "0")
     it = sc.integrator
-    spec = method_spec(it.method)
-    if not spec.adaptive:
-        h = it.step_s
-        for loc, val in ((("simulation", "duration_s"), sim.duration_s), (("output", "interval_s"),
-                                                                           sc.output.interval_s)):
-            r = val / h
-            if abs(r - round(r)) > 1e-6 * max(1.0, r) or round(r) < 1:
-                add(loc, f"must be a whole multiple of integrator.step_s = {h:g} s for fixed-step methods", val)
+    for loc, msg, val in step_multiple_issues(it.method, it.step_s, {("simulation", "duration_s"): sim.duration_s,
+                                                                     ("output", "interval_s"): sc.output.interval_s}):
+        add(loc, msg, val)
     if sc.output.interval_s > sim.duration_s:
         add(("output", "interval_s"), "sampling interval longer than the simulation", sc.output.interval_s)
     ens = sc.output.en14363

@@ -35,7 +35,7 @@ from hpcrail.models.vertical.build import VerticalModel, initial_accumulator, wi
 from hpcrail.models.vertical.kernel import vertical_inputs, vertical_observe, vertical_outputs, vertical_rhs
 from hpcrail.results.outputs import RunInfo, RunResult
 from hpcrail.results.ride_comfort import ride_metrics
-from hpcrail.results.sampling import sample_indices, sample_times
+from hpcrail.results.sampling import sample_times, select_samples
 
 
 @dataclasses.dataclass
@@ -96,12 +96,10 @@ def run(sc: VerticalScenario, *, progress=None, t_out=None) -> RunResult:
     sol = solve(model, sc.integrator, sc.simulation.duration_s, sc.output.interval_s, progress=progress)
     res = vertical_result(sc, model, sol)
     if t_out is not None:
-        idx = sample_indices(res.time, t_out, f"vertical scenario {sc.name!r}")
-        res.time = res.time[idx]
-        for o in ("bounce", "pitch", "bounce_velocity", "bounce_acceleration", "pitch_acceleration",
+        series = ("bounce", "pitch", "bounce_velocity", "bounce_acceleration", "pitch_acceleration",
                   "floor_displacement", "floor_acceleration", "element_force", "damper_stroke", "wheel_load",
-                  "rail_irregularity"):
-            res.values[o] = res.values[o][idx]
+                  "rail_irregularity")
+        select_samples(res, t_out, series, f"vertical scenario {sc.name!r}")
     return res
 
 

@@ -106,6 +106,30 @@ def coupler_directions(T, s, yb, psi, cx, cy, s_n, arm_n, b_n, front):
 
 
 @njit(**JIT)
+def _coupler(y, P, d, s, yb, psi, c, f, cdiag):
+    """Coupler ``c`` (0 front, 1 rear) of detailed vehicle ``d``: the force of its connection k (between consist
+    vehicles k and k+1: k = j - 1 in front, j behind) from the draft-gear law, along the coupler link, into
+    ``f[3c:3c+2]`` (car body track frame) and, if ``cdiag`` has entries, the record columns of that coupler."""
+    L = P.ltd
+    vp = P.vehs[d]
+    B = L.block
+    k = P.det_j[d] - 1 + c
+    e = y[B * (k + 1)]
+    F = connection_force(e, y[B * k + 1] - y[B * (k + 1) + 1], L.conn_type[k], L.conn_rowpar, L.conn_typepar,
+                         L.conn_fm, L.conn_fa)
+    sg = 1.0 if c == 0 else -1.0                    # the neighbour is ahead (front) or behind (rear)
+    ux, uy, ln = coupler_directions(vp.track, s, yb, psi, vp.cpl_u[c, 0], vp.cpl_u[c, 1],
+                                    s + sg * (L.center_dist[k] + e), P.arm[d, c], P.arm[d, 2 + c], c == 0)
+    f[3 * c] = F * ux
+    f[3 * c + 1] = F * uy
+    if cdiag.size > 0:
+        cdiag[CD_F_FRONT + c] = F
+        cdiag[CD_ALPHA_FRONT + c] = math.atan2(sg * uy, sg * ux)   # rear: against the backward tangent
+        cdiag[CD_FY_FRONT + c] = F * uy
+        cdiag[CD_GAP_FRONT + c] = ln
+
+
+@njit(**JIT)
 def detailed_eval(t, y, P, dydt, cdiag, diag, d):
     """Forces on detailed vehicle ``d``, its right-hand side on its slice and its LTD speed row (step 2-3 of
     the module docstring).  ``cdiag`` float64[N_CD] (size 0: not recorded); ``diag``: the vehicle's
@@ -129,32 +153,9 @@ def detailed_eval(t, y, P, dydt, cdiag, diag, d):
         yb = y[ob + R_Y]
         psi = y[ob + R_PSI]
         if j > 0:
-            jp = j - 1
-            F = connection_force(y[B * j], y[B * jp + 1] - y[B * j + 1], L.conn_type[jp], L.conn_rowpar,
-                                 L.conn_typepar, L.conn_fm, L.conn_fa)
-            s_n = s + L.center_dist[jp] + y[B * j]
-            ux, uy, ln = coupler_directions(vp.track, s, yb, psi, vp.cpl_u[0, 0], vp.cpl_u[0, 1], s_n,
-                                            P.arm[d, 0], P.arm[d, 2], True)
-            f[0] = F * ux
-            f[1] = F * uy
-            if rec:
-                cdiag[CD_F_FRONT] = F
-                cdiag[CD_ALPHA_FRONT] = math.atan2(uy, ux)
-                cdiag[CD_FY_FRONT] = F * uy
-                cdiag[CD_GAP_FRONT] = ln
+            _coupler(y, P, d, s, yb, psi, 0, f, cdiag)
         if j < N - 1:
-            F = connection_force(y[B * (j + 1)], y[B * j + 1] - y[B * (j + 1) + 1], L.conn_type[j], L.conn_rowpar,
-                                 L.conn_typepar, L.conn_fm, L.conn_fa)
-            s_n = s - (L.center_dist[j] + y[B * (j + 1)])
-            ux, uy, ln = coupler_directions(vp.track, s, yb, psi, vp.cpl_u[1, 0], vp.cpl_u[1, 1], s_n,
-                                            P.arm[d, 1], P.arm[d, 3], False)
-            f[3] = F * ux
-            f[4] = F * uy
-            if rec:
-                cdiag[CD_F_REAR] = F
-                cdiag[CD_ALPHA_REAR] = math.atan2(-uy, -ux)
-                cdiag[CD_FY_REAR] = F * uy
-                cdiag[CD_GAP_REAR] = ln
+            _coupler(y, P, d, s, yb, psi, 1, f, cdiag)
         # running resistance without its curving part (the contact produces that) and grade, at the CG
         hl = L.half_len[j]
         slope, _kappa = route_means(L.route_hk, L.route_sk, L.route_s0, L.route_inv_ds, L.inv_len[j], s - hl, s + hl)
@@ -180,14 +181,19 @@ def detailed_eval(t, y, P, dydt, cdiag, diag, d):
 
 @njit(**JIT)
 def detailed_all(t, y, P, dydt):
-    """Step 2-3 for every detailed vehicle (after the LTD part)."""
+    """Steps 2-3 of the module docstring for every detailed vehicle, after the LTD part has written
+    ``dydt`` (float64[n], the layout of :func:`mixed_rhs`)."""
     for d in range(P.det_j.size):
         detailed_eval(t, y, P, dydt, P.nodiag, P.nodiag, d)
 
 
 @njit(**JIT)
 def mixed_rhs(t, y, P, dydt):
-    """Right-hand side of a mixed train, monolithic LTD part (integrator contract).
+    """Right-hand side of a mixed train, monolithic LTD part (integrator contract ``rhs(t, y, params, dydt)``).
+
+    ``t`` [s]; ``y``, ``dydt`` float64[n], n = the LTD states of the consist (:mod:`hpcrail.models.ltd.build`
+    layout) + one :mod:`hpcrail.models.vehicle` slice per detailed vehicle (``P.det_off``); SI units; ``P``:
+    :class:`MixedParams`.  Raises nothing (a failure shows as non-finite derivatives).
     Source: Bosso et al. 2024 (paper 000) §2 eqs 8-11 (in one code); Yu et al. 2022 (paper 004) eqs 1-33."""
     ltd_eval(t, y, P.ltd, dydt, P.ltd.no_record, False)
     detailed_all(t, y, P, dydt)
@@ -195,7 +201,8 @@ def mixed_rhs(t, y, P, dydt):
 
 @njit(**JIT)
 def detailed_observe(t, y, P, acc):
-    """Every-step envelopes of the detailed vehicles (max |y|, |ψ| per body, after ``P.acc_off``)."""
+    """Every-step envelopes of the detailed vehicles: ``acc[P.acc_off + 2·(bodies before) + b]`` max |y| [m] and
+    ``acc[... + n_body + b]`` max |ψ| [rad] of body b of each detailed vehicle, in order (float64 accumulator)."""
     a = P.acc_off
     for d in range(P.det_j.size):
         vp = P.vehs[d]
