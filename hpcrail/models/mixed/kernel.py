@@ -105,13 +105,12 @@ def coupler_directions(T, s, yb, psi, cx, cy, s_n, arm_n, b_n, front):
     return dx / ln, dy / ln, ln
 
 
-@njit(**JIT)
-def _coupler(y, P, d, s, yb, psi, c, f, cdiag):
+@njit(inline="always", **JIT)
+def _coupler(y, P, vp, d, s, yb, psi, c, f, cdiag):
     """Coupler ``c`` (0 front, 1 rear) of detailed vehicle ``d``: the force of its connection k (between consist
     vehicles k and k+1: k = j - 1 in front, j behind) from the draft-gear law, along the coupler link, into
     ``f[3c:3c+2]`` (car body track frame) and, if ``cdiag`` has entries, the record columns of that coupler."""
     L = P.ltd
-    vp = P.vehs[d]
     B = L.block
     k = P.det_j[d] - 1 + c
     e = y[B * (k + 1)]
@@ -153,9 +152,9 @@ def detailed_eval(t, y, P, dydt, cdiag, diag, d):
         yb = y[ob + R_Y]
         psi = y[ob + R_PSI]
         if j > 0:
-            _coupler(y, P, d, s, yb, psi, 0, f, cdiag)
+            _coupler(y, P, vp, d, s, yb, psi, 0, f, cdiag)
         if j < N - 1:
-            _coupler(y, P, d, s, yb, psi, 1, f, cdiag)
+            _coupler(y, P, vp, d, s, yb, psi, 1, f, cdiag)
         # running resistance without its curving part (the contact produces that) and grade, at the CG
         hl = L.half_len[j]
         slope, _kappa = route_means(L.route_hk, L.route_sk, L.route_s0, L.route_inv_ds, L.inv_len[j], s - hl, s + hl)
