@@ -93,7 +93,7 @@ class compile_notice:
     def __init__(self, say, text: str | None = None):
         self.say = say
         self.text = text or (f"compiling numba kernels (first run only, cached in {cache_dir()}): this takes "
-                             "1-2 minutes")
+                             "20 s to 2 minutes, once")
         self.fired = False
         self._listener = None
 

@@ -2,7 +2,7 @@
 never triggers a new compilation (one specialisation per model type and method)."""
 from hpcrail.kinds import load_scenario
 from hpcrail.integrators import driver
-from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
+from hpcrail.models.ltd.kernel import ltd_observe_tables, ltd_rhs_tables
 from hpcrail.simulate import run_scenario
 
 
@@ -15,7 +15,7 @@ def test_changing_parameters_does_not_recompile(configs_dir):
         sc, _ = load_scenario(configs_dir / "trains/demo.yaml", ["simulation.duration_s=5"] + v)
         ds = run_scenario(sc)
         assert str(ds.status.values) == "completed"
-        now = (len(ltd_rhs.signatures), len(ltd_observe.signatures),
+        now = (len(ltd_rhs_tables.signatures), len(ltd_observe_tables.signatures),   # table-law trains
                sorted((k, len(d.signatures)) for k, d in driver._CLONES.items()))
         if sigs is None:
             sigs = now

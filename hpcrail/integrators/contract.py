@@ -191,6 +191,9 @@ class Problem:
     jac_pattern : :class:`~hpcrail.integrators.linalg.JacobianPattern` of ∂f/∂y (default dense).
     events : optional :class:`Events`.
     mass : optional float64[n] diagonal mass matrix (default identity; zeros = algebraic states).
+    precompile : ``((dispatcher, argument types), ...)`` the run calls after the integration (the
+        kind's outputs from the samples); on a first run the driver compiles them while the
+        integrator compiles in its helper process (:func:`hpcrail.integrators.driver.compiled_kernel`).
     """
 
     rhs: Callable
@@ -205,6 +208,7 @@ class Problem:
     events: Events | None = None
     mass: np.ndarray | None = None
     rtol_scale: np.ndarray | None = None
+    precompile: tuple = ()
 
     def __post_init__(self):
         self.y0 = np.ascontiguousarray(self.y0, dtype=np.float64)

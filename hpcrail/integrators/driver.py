@@ -10,8 +10,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import logging
 import math
+import os
+import pickle
 import re
+import subprocess
+import sys
+import tempfile
 import time
 import types as pytypes
 from typing import Callable
@@ -28,6 +34,7 @@ from hpcrail.integrators.contract import (
 )
 from hpcrail.integrators.linalg import JacobianPattern, analyse, build_spec, trivial_spec
 
+_log = logging.getLogger(__name__)
 _COMPILED: dict = {}
 _CLONES: dict = {}
 _LAYOUTS: dict = {}
@@ -79,7 +86,11 @@ def _kernel_for(info, params):
     an integrator for a model defined in a user's script never affects other models' caches.
     Methods sharing a kernel (``bdf``/``ndf``, the ESDIRK family) share its clone: one compilation.
     """
-    cls = type(params)
+    return _kernel_for_type(info, type(params))
+
+
+def _kernel_for_type(info, cls):
+    """:func:`_kernel_for` from the parameter class (what the compile helper process receives)."""
     tag = re.sub(r"[^A-Za-z0-9_]", "_", f"{cls.__module__}.{cls.__qualname__}")
     py = info.kernel.py_func
     key = (py.__module__, py.__qualname__, tag)
@@ -93,6 +104,56 @@ def _kernel_for(info, params):
         disp = numba.njit(cache=True, **opts)(clone)
         _CLONES[key] = disp
     return disp
+
+
+def _on_disk(disp, argtys) -> bool:
+    """Whether numba's disk cache holds ``disp`` compiled for ``argtys`` (numba's cache index, read
+    without loading the code; any surprise in numba's internals reads as "not cached")."""
+    try:
+        cache = disp._cache
+        key = cache._index_key(tuple(argtys), disp.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:   # noqa: BLE001 (an internal API of numba: fall back to compiling here)
+        return False
+
+
+def compile_jobs() -> int:
+    """Processes that compile a first run's kernels: 2 (the integrator in a helper process while the
+    model's functions compile in this one) when this process may use two CPUs, else 1.
+    ``HPCRAIL_COMPILE_JOBS=1`` turns the helper off.  Never under MPI (every rank compiles
+    already) and never for parameter types outside hpcrail (a helper process may not import them)."""
+    env = os.environ.get("HPCRAIL_COMPILE_JOBS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"HPCRAIL_COMPILE_JOBS = {env!r}: give a whole number of processes (1 = no "
+                             "helper process)") from None
+    if "mpi4py.MPI" in sys.modules:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:     # not on Linux
+        cpus = os.cpu_count() or 1
+    return 2 if cpus >= 2 else 1
+
+
+def _start_compile_helper(method: str, params, argtys):
+    """Start a process compiling the integrator ``method`` for ``argtys`` into the disk cache
+    (:mod:`hpcrail.integrators._compile_helper`); ``None`` when not worth it or not possible."""
+    cls = type(params)
+    if compile_jobs() < 2 or not cls.__module__.startswith("hpcrail."):
+        return None
+    try:
+        payload = pickle.dumps((method, cls, argtys))
+        err = tempfile.TemporaryFile()
+        proc = subprocess.Popen([sys.executable, "-m", "hpcrail.integrators._compile_helper"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    except Exception:   # noqa: BLE001 (no helper: compile here, as without one)
+        return None
+    return proc, err
 
 
 def model_function_type(params) -> types.FunctionType:
@@ -111,11 +172,13 @@ def kernel_argtypes(params) -> tuple:
             f1, f1, f1, f1, i1, f2)
 
 
-def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]:
+def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[Callable, float]:
     """Return ``(entry_point, seconds_spent_compiling_or_loading)`` for ``method`` and ``params``.
 
     ``functions``: the model's numba functions (rhs, observe, ...) to compile for the same
     signature now, so that timing an integration never includes their compilation.
+    ``precompile``: ``(dispatcher, argument types)`` pairs compiled while a helper process compiles
+    the integrator (:func:`compile_jobs`; a first run on two CPUs), else left to their first call.
     """
     info = registry.get(method)
     if info.kernel is None:
@@ -126,15 +189,29 @@ def compiled_kernel(method: str, params, functions=()) -> tuple[Callable, float]
     key = (info.kernel.py_func.__qualname__, argtys)
     t0 = time.perf_counter()
     fsig = model_function_type(params).signature
-    for f in tuple(functions) + (no_function,):
-        if f is not None and fsig.args not in f.overloads:
-            f.compile(fsig.args)
+    pending = [f for f in tuple(functions) + (no_function,) if f is not None and fsig.args not in f.overloads]
+    kernel = _kernel_for(info, params)
+    helper = None
+    if key not in _COMPILED and argtys not in kernel.overloads and pending and not _on_disk(kernel, argtys):
+        # a first run: the integrator compiles in a helper process while the model's functions compile here
+        helper = _start_compile_helper(info.name, params, argtys)
+    for f in pending:
+        f.compile(fsig.args)
     if key in _COMPILED:
         return _COMPILED[key], time.perf_counter() - t0
-    kernel = _kernel_for(info, params)
+    if helper is not None:
+        proc, err = helper
+        for disp, argtypes in precompile:   # work for this process while the helper compiles
+            if tuple(argtypes) not in disp.overloads:
+                disp.compile(tuple(argtypes))
+        with err:
+            if proc.wait() != 0:   # compile here instead (the same error, if any, is then raised here)
+                err.seek(0)
+                _log.debug("compile helper for %s failed (%s): compiling in this process", info.name,
+                           err.read().decode(errors="replace")[-2000:])
     cres = kernel.overloads.get(argtys)
     if cres is None:
-        kernel.compile(argtys)
+        kernel.compile(argtys)     # loads what the helper compiled, if it did
         cres = kernel.overloads[argtys]
     _COMPILED[key] = cres.entry_point
     return cres.entry_point, time.perf_counter() - t0
@@ -335,7 +412,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     extra = method_options(info, options) if extra_settings is None else tuple(extra_settings)
     spec, _ = problem_spec(problem, info, jacobian)
     fns = (problem.rhs, problem.observe, problem.jac, problem.events.fn if problem.events else None)
-    kernel, ctime = compiled_kernel(info.name, problem.params, fns)
+    kernel, ctime = compiled_kernel(info.name, problem.params, fns, problem.precompile)
     if observe_interval < 0:
         raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
     a = call_arrays(problem, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,

@@ -418,7 +418,7 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
             t1 = time.perf_counter()
             from hpcrail._numba import cache_dir
 
-            say(f"loading the numba kernels on a worker (compiling them on a first run: 1-2 minutes, cached in "
+            say(f"loading the numba kernels on a worker (compiling them on a first run: 20 s to 2 minutes, cached in "
                 f"{cache_dir()})")
             try:
                 for msg in client.submit(warm_task, exp.base_doc, str(exp.spec_file), warm_points(exp),

@@ -2,11 +2,46 @@
 and the choice of the run path's backend (monolithic or hidden-vehicle blocks)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numba
+from numba import types
+
 from hpcrail.integrators import Problem
 from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.kinds.ltd.build import build_ltd
-from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jacobian_pattern, ltd_rtol_scale
-from hpcrail.models.ltd.kernel import ltd_observe, ltd_rhs
+from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jac_tables, ltd_jacobian_pattern, ltd_rtol_scale
+from hpcrail.models.ltd.kernel import (
+    ltd_observe,
+    ltd_observe_tables,
+    ltd_outputs,
+    ltd_outputs_tables,
+    ltd_rhs,
+    ltd_rhs_tables,
+)
+
+
+class LTDKernels(NamedTuple):
+    """The compiled functions one LTD train runs with (numba dispatchers, integrator contract)."""
+    rhs: object
+    jac: object
+    observe: object
+    outputs: object
+
+
+def outputs_argtypes(p) -> tuple:
+    """numba argument types of ``LTDKernels.outputs`` as :mod:`hpcrail.kinds.ltd.result` calls it."""
+    f1, f2, f3 = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1]
+    return (f1, f2, numba.typeof(p), f3, f2, f1, f1)
+
+
+def ltd_kernels(p) -> LTDKernels:
+    """Kernels for the train of parameters ``p``: trains without noninertial couplers get the table-law
+    variants, which never compile the noninertial coupler's Newton solver (bitwise the same results;
+    the first run of train 4 compiles ~40 % less, issue 17 item 5)."""
+    if p.n_noninertial == 0:
+        return LTDKernels(ltd_rhs_tables, ltd_jac_tables, ltd_observe_tables, ltd_outputs_tables)
+    return LTDKernels(ltd_rhs, ltd_jac, ltd_observe, ltd_outputs)
 
 
 def ltd_problem(sc):
@@ -16,8 +51,10 @@ def ltd_problem(sc):
     n = model.y0.size
     rows, cols, border = ltd_jacobian_pattern(model.params, n)
     pattern = JacobianPattern.sparse(n, rows, cols, border=border, ordering="natural")
-    prob = Problem(ltd_rhs, ltd_observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0, jac=ltd_jac, jac_pattern=pattern, rtol_scale=ltd_rtol_scale(model.params, n))
+    k = ltd_kernels(model.params)
+    prob = Problem(k.rhs, k.observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
+                   acc0=model.acc0, jac=k.jac, jac_pattern=pattern, rtol_scale=ltd_rtol_scale(model.params, n),
+                   precompile=((k.outputs, outputs_argtypes(model.params)),))
     return model, prob
 
 
@@ -34,4 +71,4 @@ def choose_backend(sc, threads: int | None = None) -> str:
     return choose(spec, len(sc.vehicle_type_names()), threads)
 
 
-__all__ = ["ltd_problem", "choose_backend"]
+__all__ = ["ltd_problem", "ltd_kernels", "LTDKernels", "choose_backend"]

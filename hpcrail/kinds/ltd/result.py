@@ -7,6 +7,7 @@ import numpy as np
 
 from hpcrail.integrators.contract import Status
 from hpcrail.kinds.ltd.outputs import coupler_envelope_values, train_metrics
+from hpcrail.kinds.ltd.problem import ltd_kernels
 from hpcrail.models.couplers.dry_friction import MODE_STICK
 from hpcrail.models.couplers.envelope import (
     ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, ACC_VMIN, coupler_envelopes,
@@ -20,7 +21,6 @@ from hpcrail.models.ltd.friction_layer import (
 )
 from hpcrail.models.ltd.kernel import (
     N_REC, REC_BRAKE, REC_COUPLER_FORCE, REC_DEFLECTION, REC_GRADE, REC_POSITION, REC_RESISTANCE, REC_TRACTION,
-    ltd_outputs,
 )
 from hpcrail.results.outputs import RunInfo, RunResult
 
@@ -85,7 +85,7 @@ def ltd_result(sc, model: LTDModel, sol) -> RunResult:
     accel = np.full((k, N), np.nan)
     ncmd = np.full(k, np.nan)
     bcmd = np.full(k, np.nan)
-    ltd_outputs(t, Y, p, rec, accel, ncmd, bcmd)
+    ltd_kernels(p).outputs(t, Y, p, rec, accel, ncmd, bcmd)
     values = {
         "position": rec[:, REC_POSITION, :],
         "speed": Y[:, 1:B * N:B],
@@ -236,7 +236,7 @@ def friction_result(sc, model: FrictionModel, sol) -> RunResult:
         yf = np.ascontiguousarray(sol.y_final[None, :])
         rec = np.full((1, N_REC, N), np.nan)
         Tf = np.full((1, M), np.nan)
-        ltd_outputs(tf, yf, q, rec, np.full((1, N), np.nan), np.full(1, np.nan), np.full(1, np.nan))
+        ltd_kernels(q).outputs(tf, yf, q, rec, np.full((1, N), np.nan), np.full(1, np.nan), np.full(1, np.nan))
         mf = modes_at(model, tf) if ed else np.zeros((1, M), np.int64)
         friction_outputs(tf, yf, p, mf, Tf, np.full((1, N), np.nan))
         v["final_coupler_force"] = rec[0, REC_COUPLER_FORCE, :M] + Tf[0]

@@ -211,13 +211,35 @@ def tractive_force_jac(p, j, v, notch):
 
 
 @njit(**JIT_NRT_FREE)
+def _no_noninertial_jac(t, j, e, s, v_a, v_b, p):
+    """Stand-in for :func:`_noninertial_jac` in :func:`ltd_jac_tables` (never called there)."""
+    return 0.0, 0.0, 0.0
+
+
+@njit(**JIT_NRT_FREE)
 def ltd_jac(t, y, p, vals):
+    """Analytic Jacobian ∂f/∂y of ``kernel.ltd_rhs`` (see :func:`_jac`)."""
+    _jac(t, y, p, vals, _noninertial_jac)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_jac_tables(t, y, p, vals):
+    """:func:`ltd_jac` of a train without noninertial couplers (``p.n_noninertial == 0``), compiled
+    without their path (``kernel.ltd_rhs_tables``); bitwise the same entries on such trains."""
+    _jac(t, y, p, vals, _no_noninertial_jac)
+
+
+@njit(inline="always", **JIT)
+def _jac(t, y, p, vals, noninertial_jac):
     """Analytic Jacobian ∂f/∂y of ``kernel.ltd_rhs`` at (t, y), written into the slots of
     :func:`ltd_jacobian_pattern` (float64[S·N + 6]).  Mirrors ``kernel.ltd_eval`` branch by
     branch (slack, tables, transition band, noninertial couplers, standstill clamp, power/adhesion
     limits, air-brake phases); the grade/curvature dependence on position is neglected (module
     docstring).  Source: derivatives of Bosso et al. 2024 eqs (5)-(7) and Massa et al. 2012 eqs 42-45
-    as implemented in the kernels."""
+    as implemented in the kernels.  ``noninertial_jac``: ``(F, ∂F/∂e, ∂F/∂ė)`` of a noninertial connection
+    (:func:`_noninertial_jac`, or a stand-in for trains without them).
+
+    ``vals``: float64[S·N + 6] written in place; ``t`` [s], ``y`` float64[n]."""
     N = p.n_veh
     B = p.block
     S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
@@ -249,7 +271,7 @@ def ltd_jac(t, y, p, vals):
             e = y[base + Bu]
             de = v - y[base + Bu + one]
             if p.n_noninertial > 0 and p.conn_type[j] >= uint64(p.n_table_types):
-                f_rear, dfr_de, dfr_dde = _noninertial_jac(t, j, e, s, v, y[base + Bu + one], p)
+                f_rear, dfr_de, dfr_dde = noninertial_jac(t, j, e, s, v, y[base + Bu + one], p)
             else:
                 f_rear, dfr_de, dfr_dde = connection_force_jac(e, de, p.conn_type[j], p.conn_rowpar, p.conn_typepar,
                                                                p.conn_fm, p.conn_fa)

@@ -308,19 +308,9 @@ def _ltd_eval_range_ni(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
     return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, True)
 
 
-@njit(**JIT_NRT_FREE)
-def ltd_eval(t, y, p, dydt, rec, record):
-    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
-    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  One call of
-    :func:`ltd_eval_range` over the whole train.  Trains with noninertial couplers first solve those
-    (couplers.ltd_noninertial) and run their own compiled copy of the vehicle loop, which reads the
-    solved forces; trains without them run the plain table-law loop."""
-    notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
-    if p.n_noninertial > 0:
-        _noninertial_forces(t, y, p)
-        w_t, w_r, w_b, w_c = _ltd_eval_range_ni(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
-    else:
-        w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+@njit(inline="always", **JIT)
+def _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake):
+    """Energy rates into ``dydt`` (when the model integrates the energies) and the commands into ``rec``."""
     if p.i_energy >= 0:
         ie = p.i_energy
         dydt[ie] = w_t
@@ -330,6 +320,33 @@ def ltd_eval(t, y, p, dydt, rec, record):
     if record:
         rec[REC_COMMAND, 0] = cmd_notch
         rec[REC_COMMAND, 1] = cmd_brake
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval_tables(t, y, p, dydt, rec, record):
+    """:func:`ltd_eval` for trains whose connections are all table laws (``p.n_noninertial == 0``),
+    compiled without the noninertial path: the kernels of such trains (:func:`ltd_rhs_tables`, ...) never
+    compile the coupler Newton solver, which cuts the first run's compilation (issue 17 item 5).
+    Bitwise the same result as :func:`ltd_eval` on those trains (it is what :func:`ltd_eval` runs)."""
+    notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval(t, y, p, dydt, rec, record):
+    """Evaluate the LTD right-hand side into ``dydt`` (float64[n]); with ``record`` also write the
+    per-vehicle force breakdown into ``rec[N_REC, N]`` (see ``REC_*``).  One call of
+    :func:`ltd_eval_range` over the whole train.  Trains with noninertial couplers first solve those
+    (couplers.ltd_noninertial) and run their own compiled copy of the vehicle loop, which reads the
+    solved forces; trains without them run the plain table-law loop (:func:`ltd_eval_tables`)."""
+    if p.n_noninertial == 0:
+        ltd_eval_tables(t, y, p, dydt, rec, record)
+        return
+    notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    _noninertial_forces(t, y, p)
+    w_t, w_r, w_b, w_c = _ltd_eval_range_ni(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake)
 
 
 @njit(**JIT_NRT_FREE)
@@ -343,10 +360,26 @@ def ltd_rhs(t, y, p, dydt):
 
 
 @njit(**JIT_NRT_FREE)
-def ltd_observe_range(t, y, p, acc, j0, j1, s):
+def ltd_rhs_tables(t, y, p, dydt):
+    """:func:`ltd_rhs` of a train without noninertial couplers, compiled without their path
+    (:func:`ltd_eval_tables`)."""
+    ltd_eval_tables(t, y, p, dydt, p.no_record, False)
+
+
+@njit(**JIT_NRT_FREE)
+def _no_noninertial(t, j, e, s, v_a, v_b, p):
+    """Stand-in for :func:`_noninertial` in the table-law kernels (never called there: every connection
+    of such a train is a table law)."""
+    return 0.0
+
+
+@njit(inline="always", **JIT)
+def _observe_range(t, y, p, acc, j0, j1, s, noninertial):
     """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (updated in ``acc``)
     and the range's extremes ``(v_max, v_min, F_max, F_min)`` of speed [m/s] and in-train force [N].
     ``s`` [m]: centre position of vehicle ``j0`` (noninertial connections need positions).
+    ``noninertial``: the force law of noninertial connections (:func:`_noninertial`, or
+    :func:`_no_noninertial` in the table-law kernels, which then never compile the coupler solver).
     The observer's physics in one place: :func:`ltd_observe` calls it for the whole train, the
     partitioned observers once per vehicle range."""
     N = p.n_veh
@@ -369,7 +402,7 @@ def ltd_observe_range(t, y, p, acc, j0, j1, s):
         if p.conn_type[k] < p.n_table_types:
             f = connection_force(e, de, p.conn_type[k], p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
         else:
-            f = _noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
+            f = noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
         s_k -= p.center_dist[k] + e
         envelope_update(acc, M, k, f, e)
         if f > fmax:
@@ -379,6 +412,12 @@ def ltd_observe_range(t, y, p, acc, j0, j1, s):
     return vmax, vmin, fmax, fmin
 
 
+@njit(**JIT_NRT_FREE)
+def ltd_observe_range(t, y, p, acc, j0, j1, s):
+    """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (see :func:`_observe_range`)."""
+    return _observe_range(t, y, p, acc, j0, j1, s, _noninertial)
+
+
 @njit(inline="always", **JIT)
 def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
     """Fold a range's extremes into the global metrics of ``acc`` (ranges in head-to-tail order give
@@ -386,15 +425,42 @@ def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
     envelope_fold(t, acc, vmax, vmin, fmax, fmin)
 
 
+@njit(inline="always", **JIT)
+def _observe(t, y, p, acc, noninertial):
+    vmax, vmin, fmax, fmin = _observe_range(t, y, p, acc, 0, p.n_veh, y[0], noninertial)
+    observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
+    if y[0] + p.front_offset > p.route_end:
+        acc[ACC_OFFROUTE] = 1.0
+
+
 @njit(**JIT_NRT_FREE)
 def ltd_observe(t, y, p, acc):
     """Accumulate the benchmark metrics over every accepted step (Bosso et al. 2024 Tables 1-2):
     speed extremes, per-coupler force and extension extremes, time of the largest draft/buff force,
     and a flag when the front of the train leaves the route."""
-    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, 0, p.n_veh, y[0])
-    observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
-    if y[0] + p.front_offset > p.route_end:
-        acc[ACC_OFFROUTE] = 1.0
+    _observe(t, y, p, acc, _noninertial)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_observe_tables(t, y, p, acc):
+    """:func:`ltd_observe` of a train without noninertial couplers, compiled without their path."""
+    _observe(t, y, p, acc, _no_noninertial)
+
+
+@njit(inline="always", **JIT)
+def _outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd, evaluate):
+    n = Y.shape[1]
+    N = p.n_veh
+    B = p.block
+    dydt = np.empty(n)
+    for k in range(t.size):
+        if not math.isfinite(Y[k, 0]):
+            continue
+        evaluate(t[k], Y[k], p, dydt, rec[k], True)
+        for j in range(N):
+            accel[k, j] = dydt[B * j + 1]
+        notch_cmd[k] = rec[k, REC_COMMAND, 0]
+        brake_cmd[k] = rec[k, REC_COMMAND, 1]
 
 
 @njit(**JIT)
@@ -405,15 +471,10 @@ def ltd_outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd):
     ``accel[k, N]`` [m/s²], ``notch_cmd[k]``, ``brake_cmd[k]``.  Rows with NaN states (after a
     failure) are left NaN.
     """
-    n = Y.shape[1]
-    N = p.n_veh
-    B = p.block
-    dydt = np.empty(n)
-    for k in range(t.size):
-        if not math.isfinite(Y[k, 0]):
-            continue
-        ltd_eval(t[k], Y[k], p, dydt, rec[k], True)
-        for j in range(N):
-            accel[k, j] = dydt[B * j + 1]
-        notch_cmd[k] = rec[k, REC_COMMAND, 0]
-        brake_cmd[k] = rec[k, REC_COMMAND, 1]
+    _outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd, ltd_eval)
+
+
+@njit(**JIT)
+def ltd_outputs_tables(t, Y, p, rec, accel, notch_cmd, brake_cmd):
+    """:func:`ltd_outputs` of a train without noninertial couplers, compiled without their path."""
+    _outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd, ltd_eval_tables)
