@@ -27,7 +27,8 @@ err_console = Console(stderr=True)
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
                                  "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
-                                 "hpcrail.commands.contact", "hpcrail.commands.examples"]
+                                 "hpcrail.commands.contact", "hpcrail.commands.examples",
+                                 "hpcrail.commands.warmup"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3

@@ -133,3 +133,31 @@ def _tiny_train_yaml() -> str:
     from ltd_helpers import scenario_tree
 
     return yaml.safe_dump(scenario_tree(2, duration=1.0))
+
+
+def test_warmup_compiles_without_writing(tmp_path, monkeypatch):
+    """``hpcrail warmup``: a short run of each scenario (same kernels as the full run), nothing written;
+    afterwards the scenario's integrator kernel is on disk; a bad override is a config error naming it."""
+    from typer.testing import CliRunner
+
+    from hpcrail import cli
+    from hpcrail.commands.warmup import warm_scenarios
+    from hpcrail.integrators import registry
+    from hpcrail.kinds.ltd.problem import ltd_problem
+
+    cli._load_command_modules()
+    monkeypatch.chdir(tmp_path)
+    demo = CONFIGS / "trains/demo.yaml"
+    r = CliRunner().invoke(cli.app, ["warmup", str(demo), "--duration", "0.2"])
+    assert r.exit_code == 0, r.output
+    assert "demo.yaml: kernels ready in" in r.output and "completed 0.2 s run" in r.output
+    assert list(tmp_path.iterdir()) == []
+    sc, _ = load_scenario(demo, [])
+    _model, prob = ltd_problem(sc)
+    info = registry.get(sc.integrator.method)
+    if info.kernel is not None:
+        assert driver._on_disk(driver._kernel_for(info, prob.params), driver.kernel_argtypes(prob.params))
+    bad = CliRunner().invoke(cli.app, ["warmup", str(demo), "--set", "simulation.duration_s=-1"])
+    assert bad.exit_code == 2 and "duration_s" in bad.output
+    with pytest.raises(ValueError, match="positive"):
+        warm_scenarios([demo], duration_s=0.0)
