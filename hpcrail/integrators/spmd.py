@@ -51,7 +51,7 @@ from numba.extending import intrinsic
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.integrators import registry
 from hpcrail.integrators.bdf import BDF_KEEP, MAX_ORDER, _GAMMA, _KAPPA, _r_entry
-from hpcrail.integrators.common import EPS, step_end, step_factor
+from hpcrail.integrators.common import EPS, _monotonic_ns, step_end, step_factor
 from hpcrail.integrators.contract import (
     DONE, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
     SET_NEWTON_JUPD, SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OBS_DT, SET_OPT0, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV,
@@ -98,23 +98,31 @@ def atomic_load(typingctx, arr, idx):
 
 _sched_yield = types.ExternalFunction("sched_yield", types.int32())
 
-#: int64 slots of a barrier array (64 bytes apart: no false sharing): arrivals, generation, abort flag
-BAR_COUNT, BAR_GEN, BAR_ABORT = 0, 8, 16
+#: int64 slots of a barrier array (64 bytes apart: no false sharing): arrivals, generation, abort flag (with the
+#: wait limit [ns] next to it, read-only)
+BAR_COUNT, BAR_GEN, BAR_ABORT, BAR_TIMEOUT = 0, 8, 16, 17
 BAR_SIZE = 24
 #: spin iterations before a waiting thread starts yielding its core
 BAR_SPIN = 4000
+#: longest wait in one barrier [s] before the waiting thread gives up and sets the abort flag: between two
+#: barriers a worker evaluates its blocks once (milliseconds at 100 000 vehicles), so a wait this long means a
+#: worker is lost (it failed, or the workers disagree on the sequence of collectives: a bug)
+BAR_TIMEOUT_S = 60.0
 
 
-def new_barrier() -> np.ndarray:
-    """A fresh barrier state (int64[BAR_SIZE]) for :func:`barrier`."""
-    return np.zeros(BAR_SIZE, np.int64)
+def new_barrier(timeout_s: float = BAR_TIMEOUT_S) -> np.ndarray:
+    """A fresh barrier state (int64[BAR_SIZE]) for :func:`barrier`; ``timeout_s`` [s]: longest wait."""
+    bar = np.zeros(BAR_SIZE, np.int64)
+    bar[BAR_TIMEOUT] = int(timeout_s * 1e9)
+    return bar
 
 
 @njit(**JIT_NRT_FREE)
 def barrier(bar, nworkers, spin):
-    """Wait until ``nworkers`` threads have arrived (sense-reversing counter on ``bar``; stores made
-    before the barrier are visible after it).  Spins ``spin`` times, then yields the core while waiting.
-    Returns at once once ``bar[BAR_ABORT]`` is set (a worker failed)."""
+    """Wait until ``nworkers`` threads have arrived (sense-reversing counter on ``bar`` int64[BAR_SIZE];
+    stores made before the barrier are visible after it).  Spins ``spin`` times, then yields the core
+    while waiting.  Returns at once once ``bar[BAR_ABORT]`` is set (a worker failed); a thread that has
+    waited ``bar[BAR_TIMEOUT]`` ns sets it and returns (the driver then raises: no run hangs)."""
     if nworkers <= 1:
         return
     gen = atomic_load(bar, BAR_GEN)
@@ -123,11 +131,19 @@ def barrier(bar, nworkers, spin):
         atomic_add(bar, BAR_GEN, 1)
         return
     k = 0
+    t0 = 0
     while atomic_load(bar, BAR_GEN) == gen:
         k += 1
         if k > spin:
             if atomic_load(bar, BAR_ABORT) != 0:
                 return
+            if (k - spin) % 256 == 1:
+                now = _monotonic_ns()
+                if t0 == 0:
+                    t0 = now
+                elif bar[BAR_TIMEOUT] > 0 and now - t0 > bar[BAR_TIMEOUT]:
+                    atomic_add(bar, BAR_ABORT, 1)
+                    return
             _sched_yield()
 
 
@@ -1082,6 +1098,11 @@ def integrate_spmd(problem: SPMDProblem, method: str, t_out: np.ndarray, t_final
         if codes[0] != RUNNING:
             break
     wall = time.perf_counter() - w0
+    bar = getattr(ws[0]["params"], "bar", None)
+    if bar is not None and bar[BAR_ABORT] != 0:
+        raise RuntimeError("distributed-state workers lost each other: a worker waited longer than "
+                           f"{bar[BAR_TIMEOUT] / 1e9:g} s in a barrier (a worker failed or the workers took "
+                           "different paths); the results are invalid")
     if len(set(codes)) != 1:  # every worker takes the same decisions: a difference is a bug
         raise RuntimeError(f"distributed-state workers disagree on the outcome: {codes}")
     code = codes[0]
