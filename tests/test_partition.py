@@ -140,6 +140,34 @@ def test_blocked_rhs_equals_monolithic_and_action_equals_reaction(configs_dir):
         assert abs(f_int.sum()) < 1e-9 * np.abs(f_int).max() * N  # ...and cancel exactly across blocks
 
 
+def test_jacobian_by_vehicle_ranges_is_the_monolithic_jacobian(configs_dir):
+    """The per-block analytic Jacobian of the distributed-state runs (``ltd_jac_range`` per vehicle range, each
+    reading the connection ahead and the upstream brake-pipe signal from the state, plus ``ltd_jac_tail``)
+    fills the slots of the monolithic ``ltd_jac`` with the same values (air brake on, perturbed state)."""
+    from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jac_range, ltd_jac_tail, ltd_jacobian_pattern
+    from hpcrail.models.ltd.kernel import schedule_index
+    from hpcrail.partition.ltd import range_start_position
+
+    sc, _ = load_scenario(configs_dir / "trains/train4.yaml", ["air_brake.enabled=true", "route.start_m=30000",
+                                                                "vehicle_types.wagon.brake.shoe_force_kN=80"])
+    model = build_ltd(sc)
+    p = model.params
+    y = _random_state(model, np.random.default_rng(2))
+    rows, _cols, _border = ltd_jacobian_pattern(p, y.size)
+    ref = np.full(rows.size, np.nan)
+    ltd_jac(0.0, y, p, ref)
+    cmd_brake = p.sched_brake[schedule_index(p, 0.0, y)]
+    for n_blocks in (2, 5):
+        starts = layout_from_blocks(model.n_vehicles, n_blocks).range_starts()
+        vals = np.full(rows.size, np.nan)
+        for b in range(starts.size - 2, -1, -1):  # any order: each range fills its own slots
+            s = range_start_position(y, p, starts, b)
+            ltd_jac_range(0.0, y, p, vals, int(starts[b]), int(starts[b + 1]), s, y[p.i_notch], cmd_brake)
+        ltd_jac_tail(0.0, y, p, vals)
+        assert np.count_nonzero(ref) > 8 * model.n_vehicles
+        np.testing.assert_allclose(vals, ref, rtol=1e-13, atol=0.0)
+
+
 # ---- whole runs: threads ------------------------------------------------------------------------
 def test_threads_reproduce_monolithic_rk4_train4(configs_dir):
     """Paper layout on threads vs monolithic, RK4 (fixed step): states within 1e-10 relative."""

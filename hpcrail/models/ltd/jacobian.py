@@ -391,8 +391,11 @@ def _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, noninertial_jac):
 @njit(**JIT_NRT_FREE)
 def ltd_jac_tail(t, y, p, vals):
     """The slots of the global rows (applied notch) after the vehicles' slots of :func:`ltd_jac`
-    (``vals`` float64[S·N + 6], written in place)."""
+    (``vals`` float64[S·N + 6], written in place; zeroed first: a slot the clamp leaves out must not keep
+    the previous Jacobian's value)."""
     S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
+    for k in range(S * p.n_veh, vals.size):
+        vals[k] = 0.0
     ic = schedule_index(p, t, y)
     cmd_notch = p.sched_notch[ic]
     notch = y[p.i_notch]
