@@ -50,7 +50,8 @@ class PartitionedParams(NamedTuple):
 
     Distributed-state runs (:mod:`hpcrail.integrators.spmd`, one parameter object per worker sharing
     the arrays): ``xs`` float64[P, KX] exchange rows of the ranges (length, head position, first speed,
-    last ``B`` states), ``bar`` the workers' barrier (threads), ``nworkers``, ``spin`` (barrier spins
+    last ``B`` states), ``xl`` float64[N] the connection lengths d_j + e_j [m] (each worker writes its
+    ranges'; positions are chained from them as the monolithic kernel does), ``bar`` the workers' barrier (threads), ``nworkers``, ``spin`` (barrier spins
     before yielding), ``owner`` int64[W+1] ranges per worker, ``gcount``/``gdispl`` int32[W] scratch
     for the MPI exchanges.
     """
@@ -69,6 +70,7 @@ class PartitionedParams(NamedTuple):
     wcounts: np.ndarray
     wdispls: np.ndarray
     xs: np.ndarray
+    xl: np.ndarray
     bar: np.ndarray
     nworkers: int
     spin: int
@@ -93,7 +95,7 @@ def partitioned_params(params: LTDParams, layout: Layout, *, b_lo: int = 0, b_hi
         m.update(mpi)
     b_hi = int(P if b_hi is None else b_hi)
     return PartitionedParams(model=params, starts=starts, b_lo=int(b_lo), b_hi=b_hi, work=np.zeros((P, 4)),
-                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), bar=np.zeros(24, np.int64), nworkers=1,
+                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), xl=np.zeros(1), bar=np.zeros(24, np.int64), nworkers=1,
                              spin=4000, owner=np.array([0, P], np.int64), gcount=np.zeros(1, np.int32),
                              gdispl=np.zeros(1, np.int32), **m)
 
@@ -105,7 +107,7 @@ def worker_params(pp: PartitionedParams, owner: np.ndarray) -> list[PartitionedP
 
     owner = np.ascontiguousarray(owner, np.int64)
     W = owner.size - 1
-    shared = dict(xs=np.zeros_like(pp.xs), work=np.zeros_like(pp.work), obs=np.zeros_like(pp.obs), bar=new_barrier(),
+    shared = dict(xs=np.zeros_like(pp.xs), xl=np.zeros(pp.model.n_veh), work=np.zeros_like(pp.work), obs=np.zeros_like(pp.obs), bar=new_barrier(),
                   nworkers=W, owner=owner, gcount=np.zeros(W, np.int32), gdispl=np.zeros(W, np.int32))
     return [pp._replace(b_lo=int(owner[w]), b_hi=int(owner[w + 1]), **shared) for w in range(W)]
 
@@ -267,7 +269,8 @@ def spmd_export(y, pp):
     for b in range(pp.b_lo, pp.b_hi):
         j0 = starts[b]
         j1 = starts[b + 1]
-        pp.xs[b, X_LEN] = range_length(y, p, j0, j1)
+        for j in range(j0, min(j1, p.n_veh - 1)):
+            pp.xl[j] = p.center_dist[j] + y[B * j + B]
         pp.xs[b, X_HEAD] = y[0]
         pp.xs[b, X_FIRST] = y[B * j0 + 1]
         if b < P - 1:
@@ -295,13 +298,14 @@ def spmd_import(y, pp):
 
 
 @njit(inline="always", **JIT)
-def spmd_start(y, pp, b):
-    """Centre position [m] of the first vehicle of range ``b`` from the exchanged range lengths (the
-    arithmetic of :func:`range_start_position`)."""
-    acc = 0.0
-    for bb in range(b):
-        acc += pp.xs[bb, X_LEN]
-    return y[0] - acc
+def spmd_chain(pp, s, ja, jb):
+    """Centre position [m] of vehicle ``jb`` from that of vehicle ``ja`` (``s``): the exchanged connection
+    lengths subtracted one after the other, the arithmetic of the monolithic kernel's position chain (so a
+    distributed-state run sees bitwise the monolithic positions; ~1 ns per vehicle ahead, a dependent
+    chain)."""
+    for j in range(ja, jb):
+        s = s - pp.xl[j]
+    return s
 
 
 @njit(**JIT_NRT_FREE)
@@ -309,8 +313,11 @@ def spmd_eval(t, y, pp, dydt):
     """This worker's ranges (after the import): their derivatives and power partial sums (``work``)."""
     p = pp.model
     notch, _cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    s = y[0]
+    ja = 0
     for b in range(pp.b_lo, pp.b_hi):
-        s = spmd_start(y, pp, b)
+        s = spmd_chain(pp, s, ja, pp.starts[b])
+        ja = pp.starts[b]
         w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, p.no_record, False, pp.starts[b], pp.starts[b + 1], s,
                                             notch, cmd_brake)
         pp.work[b, 0] = w_t
@@ -323,8 +330,11 @@ def spmd_eval(t, y, pp, dydt):
 def spmd_observe_ranges(t, y, pp, acc):
     """Per-coupler envelopes of this worker's ranges and their extremes (``obs``)."""
     p = pp.model
+    s = y[0]
+    ja = 0
     for b in range(pp.b_lo, pp.b_hi):
-        s = spmd_start(y, pp, b)
+        s = spmd_chain(pp, s, ja, pp.starts[b])
+        ja = pp.starts[b]
         vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
         pp.obs[b, 0] = vmax
         pp.obs[b, 1] = vmin
@@ -349,8 +359,11 @@ def spmd_jac_ranges(t, y, pp, vals):
     ic = schedule_index(p, t, y)
     cmd_brake = p.sched_brake[ic]
     notch = y[p.i_notch]
+    s = y[0]
+    ja = 0
     for b in range(pp.b_lo, pp.b_hi):
-        s = spmd_start(y, pp, b)
+        s = spmd_chain(pp, s, ja, pp.starts[b])
+        ja = pp.starts[b]
         ltd_jac_range(t, y, p, vals, pp.starts[b], pp.starts[b + 1], s, notch, cmd_brake)
     ltd_jac_tail(t, y, p, vals)
 
