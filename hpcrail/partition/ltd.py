@@ -254,10 +254,11 @@ def ltd_rhs_serial_ranges(t, y, pp, dydt):
 # ================================================================================================
 # A worker's vectors hold its own states and the global ones (applied notch, work integrals); the
 # states of the neighbouring ranges that its ranges read (the connection and vehicle ahead, the
-# first speed behind) and every range's length (positions are a prefix sum of connection extensions)
-# go through the exchange rows ``xs``: export own rows, exchange, import into the worker's vector.
-# Threads exchange through shared memory and a barrier, MPI ranks by an allgather (partition.mpi).
-# Every collective function ends with a second exchange (or barrier) after which nobody reads ``xs``.
+# first speed behind) go through the exchange rows ``xs``, and every connection's length d_j + e_j
+# through ``xl`` (positions are chained from them in the monolithic kernel's order: bitwise the
+# monolithic positions): export own rows, barrier, import into the worker's vector.  Threads exchange
+# through shared memory and a barrier (the MPI glue is not written).  Every collective function ends
+# with a second barrier after which nobody reads ``xs``/``xl`` until the next export.
 
 @njit(**JIT_NRT_FREE)
 def spmd_export(y, pp):
