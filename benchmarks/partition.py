@@ -17,7 +17,12 @@ numba's OpenMP threads sleep when idle (``OMP_WAIT_POLICY=PASSIVE``, set by ``hp
 user chose a policy): with GNU OpenMP's spinning default the thread backend was 10-50x slower on this
 shared machine.
 
-Usage:  python benchmarks/partition.py [--repeats 3] [--sizes 243,1000,10000,100000] [--base fd44a84]
+Variants: serial (partition off), threads2 (a serial integrator driving the parallel right-hand side,
+``partition.state: shared``), spmd2 (distributed state: every thread integrates its own block,
+``partition.state: distributed``, :mod:`hpcrail.integrators.spmd`), mpi2; methods RK4 and BDF2.
+
+Usage:  python benchmarks/partition.py [--repeats 3] [--sizes 243,1000,10000,100000] [--methods rk4,bdf2]
+        [--no-mpi] [--no-extras] [--base fd44a84] [--out benchmarks/results/partition.md]
 Writes benchmarks/results/partition.md.  Other users of the machine distort timings: the script
 records the load average before and after.
 """
@@ -55,20 +60,34 @@ def steps_for(n: int) -> int:
     return int(max(50, min(20_000, 2.5e6 / n)))
 
 
-def run_once(variant: str, n: int, tmp: Path, env: dict) -> float:
+def duration_for(n: int, method: str) -> float:
+    """Simulated time [s]: RK4 ``steps_for(n)`` steps of 2 ms; BDF2 (adaptive) a duration that keeps the
+    serial run near one second (about 1e-5 s per vehicle and simulated second measured at 243 vehicles)."""
+    if method == "rk4":
+        return steps_for(n) * 0.002
+    return float(max(2.0, min(20.0, 1e5 / n)))
+
+
+def run_once(variant: str, n: int, tmp: Path, env: dict, method: str = "rk4") -> tuple[float, int]:
+    """Integration wall time [s] (the dataset's ``wall_time``) and step count of one run in a new process."""
     step = 0.002
-    dur = steps_for(n) * step
+    dur = duration_for(n, method)
     sets = consist_overrides(n) + [f"simulation.duration_s={dur:.6f}", "simulation.initial_speed_kmh=40",
-                                   "integrator.method=rk4", f"integrator.step_s={step}",
-                                   f"output.interval_s={dur:.6f}", "output.reference_coupler=1"]
-    args = ["run", str(TRAIN4), "-q", "--overwrite", "-o", str(tmp / f"{variant}-{n}.zarr")]
+                                   f"integrator.method={method}", f"output.interval_s={dur:.6f}",
+                                   "output.reference_coupler=1"]
+    if method == "rk4":
+        sets.append(f"integrator.step_s={step}")
+    args = ["run", str(TRAIN4), "-q", "--overwrite", "-o", str(tmp / f"{variant}-{method}-{n}.zarr")]
     for s in sets:
         args += ["--set", s]
     py = [sys.executable, "-c", "from hpcrail.cli import main; main()"]
+    two = ["--set", "partition.blocks=2", "--set", "partition.threads=2"]
     if variant == "serial":
         cmd = py + args + ["--partition", "off"]
-    elif variant == "threads2":
-        cmd = py + args + ["--partition", "threads", "--set", "partition.blocks=2", "--set", "partition.threads=2"]
+    elif variant == "threads2":  # a serial integrator driving the parallel right-hand side
+        cmd = py + args + ["--partition", "threads", "--set", "partition.state=shared"] + two
+    elif variant == "spmd2":  # distributed state: every thread integrates its own block
+        cmd = py + args + ["--partition", "threads", "--set", "partition.state=distributed"] + two
     elif variant == "mpi2":
         cmd = ["mpiexec", "-n", "2"] + py + args + ["--partition", "mpi", "--set", "partition.blocks=2"]
     else:
@@ -78,8 +97,10 @@ def run_once(variant: str, n: int, tmp: Path, env: dict) -> float:
         raise RuntimeError(f"{variant} n={n} failed:\n{r.stdout}\n{r.stderr}")
     import xarray as xr
 
-    ds = xr.open_zarr(tmp / f"{variant}-{n}.zarr")
-    return float(ds.wall_time)
+    ds = xr.open_zarr(tmp / f"{variant}-{method}-{n}.zarr")
+    if str(ds.status.values) != "completed":
+        raise RuntimeError(f"{variant} {method} n={n}: {ds.status.values}")
+    return float(ds.wall_time), int(ds.nsteps)
 
 
 def kernel_ab(base: str, repeats: int) -> list[tuple]:
@@ -172,61 +193,89 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sizes", default="243,1000,3000,10000,100000")
+    ap.add_argument("--methods", default="rk4,bdf2", help="integrators (rk4 at 2 ms, bdf2 at the config's tolerances)")
     ap.add_argument("--base", default="fd44a84", help="git revision of the pre-partition kernel")
     ap.add_argument("--no-mpi", action="store_true")
+    ap.add_argument("--no-extras", action="store_true", help="skip the serial-share and kernel A/B measurements")
+    ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    variants = ["serial", "threads2"] + ([] if args.no_mpi or shutil.which("mpiexec") is None else ["mpi2"])
+    methods = args.methods.split(",")
+    variants = ["serial", "threads2", "spmd2"] + ([] if args.no_mpi or shutil.which("mpiexec") is None else ["mpi2"])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
     load0 = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="hpcrail-partition-bench-"))
     res: dict = {}
+    nsteps: dict = {}
+    loads: dict = {}
     for n in sizes:
-        for v in variants:  # warm-up: compile/load caches
-            run_once(v, n, tmp, env)
-        for _ in range(args.repeats):
-            for v in variants:
-                res.setdefault((v, n), []).append(run_once(v, n, tmp, env))
-        print(n, {v: round(float(np.median(res[(v, n)])), 4) for v in variants}, flush=True)
-        for p in tmp.glob("*.zarr"):
-            shutil.rmtree(p, ignore_errors=True)
-    fractions = {n: serial_fraction(n, args.repeats) for n in sizes}
-    ab = kernel_ab(args.base, args.repeats)
+        for m in methods:
+            for v in variants:  # warm-up: compile/load caches
+                run_once(v, n, tmp, env, m)
+            for _ in range(args.repeats):
+                for v in variants:
+                    t, k = run_once(v, n, tmp, env, m)
+                    res.setdefault((m, v, n), []).append(t)
+                    nsteps[(m, v, n)] = k
+                    loads.setdefault((m, n), []).append(os.getloadavg()[0])
+            print(m, n, {v: round(float(np.median(res[(m, v, n)])), 4) for v in variants},
+                  f"load {min(loads[(m, n)]):.2f}-{max(loads[(m, n)]):.2f}", flush=True)
+            for p in tmp.glob("*.zarr"):
+                shutil.rmtree(p, ignore_errors=True)
+    fractions = {} if args.no_extras else {n: serial_fraction(n, args.repeats) for n in sizes}
+    ab = [] if args.no_extras else kernel_ab(args.base, args.repeats)
     load1 = os.getloadavg()
     lines = ["# Partitioned trains: hidden-vehicle blocks on threads and MPI ranks", "",
-             f"`python benchmarks/partition.py --repeats {args.repeats} --sizes {args.sizes}` on "
+             f"`python benchmarks/partition.py --repeats {args.repeats} --sizes {args.sizes} --methods {args.methods}"
+             f"{' --no-mpi' if args.no_mpi else ''}{' --no-extras' if args.no_extras else ''}` on "
              f"{os.cpu_count()} cores; load average before {load0[0]:.2f} / after {load1[0]:.2f} "
              "(the machine is shared: other users' processes compete for the 2 cores).", "",
-             "Integration wall time (compilation excluded), median of the repeats; RK4 at 2 ms, train 4 and "
-             "long consists built from it, moving at 40 km/h; 2 blocks for both parallel backends.", "",
-             "| vehicles | RK4 steps | serial [s] | serial [µs/step] | " + " | ".join(
-                 f"{v} [s] | speed-up {v}" for v in variants[1:]) + " | serial share f | Amdahl bound (2) |",
-             "|---|---|---|---|" + "---|---|" * (len(variants) - 1) + "---|---|"]
-    for n in sizes:
-        ser = float(np.median(res[("serial", n)]))
-        row = f"| {n:,} | {steps_for(n):,} | {ser:.3f} | {ser / steps_for(n) * 1e6:.1f} |"
-        for v in variants[1:]:
-            t = float(np.median(res[(v, n)]))
-            row += f" {t:.3f} | {ser / t:.2f}x |"
-        f = fractions[n]
-        row += f" {f:.2f} | {1.0 / (f + (1.0 - f) / 2.0):.2f}x |"
-        lines.append(row)
+             "Integration wall time (compilation excluded), median of the repeats (interleaved: serial, threads2, "
+             "spmd2 ... then again); train 4 and long consists built from it, moving at 40 km/h; 2 blocks for the "
+             "parallel backends.  threads2: a serial integrator driving the parallel right-hand side "
+             "(`partition.state: shared`); spmd2: distributed state, every thread integrates its own block "
+             "(`partition.state: distributed`).  Speed-up = serial / variant (ratio of medians); load: the "
+             "1-minute load average after each run of that row (min-max).", ""]
+    for m in methods:
+        what = "RK4 at 2 ms" if m == "rk4" else f"{m} (adaptive, the config's tolerances)"
+        lines += [f"## {what}", "",
+                  "| vehicles | simulated [s] | steps (serial / spmd2) | serial [s] | " + " | ".join(
+                      f"{v} [s] | speed-up {v}" for v in variants[1:]) + " | load |",
+                  "|---|---|---|---|" + "---|---|" * (len(variants) - 1) + "---|"]
+        for n in sizes:
+            ser = float(np.median(res[(m, "serial", n)]))
+            row = (f"| {n:,} | {duration_for(n, m):g} | {nsteps[(m, 'serial', n)]:,} / {nsteps[(m, 'spmd2', n)]:,} "
+                   f"| {ser:.3f} |")
+            for v in variants[1:]:
+                t = float(np.median(res[(m, v, n)]))
+                row += f" {t:.3f} | {ser / t:.2f}x |"
+            row += f" {min(loads[(m, n)]):.2f}-{max(loads[(m, n)]):.2f} |"
+            lines.append(row)
+        lines.append("")
+    if fractions:
+        lines += ["Serial share f of RK4 (shared-state runs): RK4 with a right-hand side and observer that do "
+                  "nothing, over RK4 on the LTD model (same state size, same process): the integrator's vector "
+                  "operations over all states, which stay serial with threads and are replicated on MPI ranks; "
+                  "the Amdahl bound 1/(f + (1-f)/2) caps the speed-up of 2 workers (spmd2 removes it).", "",
+                  "| vehicles | serial share f | Amdahl bound (2) |", "|---|---|---|"]
+        for n in sizes:
+            f = fractions[n]
+            lines.append(f"| {n:,} | {f:.2f} | {1.0 / (f + (1.0 - f) / 2.0):.2f}x |")
+        lines.append("")
     if ab:
-        lines += ["", "Partition off against the pre-partition monolithic kernel (`git show "
+        lines += ["Partition off against the pre-partition monolithic kernel (`git show "
                   f"{args.base}:hpcrail/models/ltd/kernel.py`), same process, same states, ns per vehicle per "
                   "RHS evaluation (median of interleaved repetitions):", "",
                   "| vehicles | before [ns] | partition off [ns] | ratio (median of pairs) |", "|---|---|---|---|"]
         for n, a, b, r in ab:
             lines.append(f"| {n:,} | {a:.2f} | {b:.2f} | {r:.3f} |")
-    lines += ["", "Serial share f: RK4 with a right-hand side and observer that do nothing, over RK4 on the LTD model "
-              "(same state size, same process): the integrator's vector operations over all states, which stay "
-              "serial with threads and are replicated on MPI ranks; the Amdahl bound 1/(f + (1-f)/2) caps the "
-              "speed-up of 2 workers.", "",
-              "Raw wall times [s]:", ""]
-    for (v, n), ts in sorted(res.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        lines.append(f"- {v}, {n:,} vehicles: " + ", ".join(f"{t:.4f}" for t in ts))
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n")
+        lines.append("")
+    lines += ["Raw wall times [s]:", ""]
+    for (m, v, n), ts in sorted(res.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1])):
+        lines.append(f"- {m}, {v}, {n:,} vehicles: " + ", ".join(f"{t:.4f}" for t in ts))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     shutil.rmtree(tmp, ignore_errors=True)
 

@@ -140,6 +140,34 @@ def test_blocked_rhs_equals_monolithic_and_action_equals_reaction(configs_dir):
         assert abs(f_int.sum()) < 1e-9 * np.abs(f_int).max() * N  # ...and cancel exactly across blocks
 
 
+def test_jacobian_by_vehicle_ranges_is_the_monolithic_jacobian(configs_dir):
+    """The per-block analytic Jacobian of the distributed-state runs (``ltd_jac_range`` per vehicle range, each
+    reading the connection ahead and the upstream brake-pipe signal from the state, plus ``ltd_jac_tail``)
+    fills the slots of the monolithic ``ltd_jac`` with the same values (air brake on, perturbed state)."""
+    from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jac_range, ltd_jac_tail, ltd_jacobian_pattern
+    from hpcrail.models.ltd.kernel import schedule_index
+    from hpcrail.partition.ltd import range_start_position
+
+    sc, _ = load_scenario(configs_dir / "trains/train4.yaml", ["air_brake.enabled=true", "route.start_m=30000",
+                                                                "vehicle_types.wagon.brake.shoe_force_kN=80"])
+    model = build_ltd(sc)
+    p = model.params
+    y = _random_state(model, np.random.default_rng(2))
+    rows, _cols, _border = ltd_jacobian_pattern(p, y.size)
+    ref = np.full(rows.size, np.nan)
+    ltd_jac(0.0, y, p, ref)
+    cmd_brake = p.sched_brake[schedule_index(p, 0.0, y)]
+    for n_blocks in (2, 5):
+        starts = layout_from_blocks(model.n_vehicles, n_blocks).range_starts()
+        vals = np.full(rows.size, np.nan)
+        for b in range(starts.size - 2, -1, -1):  # any order: each range fills its own slots
+            s = range_start_position(y, p, starts, b)
+            ltd_jac_range(0.0, y, p, vals, int(starts[b]), int(starts[b + 1]), s, y[p.i_notch], cmd_brake)
+        ltd_jac_tail(0.0, y, p, vals)
+        assert np.count_nonzero(ref) > 8 * model.n_vehicles
+        np.testing.assert_allclose(vals, ref, rtol=1e-13, atol=0.0)
+
+
 # ---- whole runs: threads ------------------------------------------------------------------------
 def test_threads_reproduce_monolithic_rk4_train4(configs_dir):
     """Paper layout on threads vs monolithic, RK4 (fixed step): states within 1e-10 relative."""
@@ -169,9 +197,10 @@ def test_threads_reproduce_monolithic_dopri5_demo_with_air_brake(configs_dir):
 
 
 def test_threads_reproduce_monolithic_bdf_demo(configs_dir):
-    """An implicit method (variable-order BDF) on the partitioned RHS: the monolithic run uses the
-    analytic LTD Jacobian, the partitioned one finite differences on the same sparsity pattern, so the
-    step sequences differ; both are solutions to rtol 1e-6 and every metric agrees within 0.1 %."""
+    """An implicit method (variable-order BDF) on blocks: the monolithic run factorises the bordered-band
+    Jacobian serially, the partitioned one (distributed state, ``partition.state: auto``) per block with the
+    partitioned LU and per-block error norms, so the step sequences agree only to rounding; both are solutions
+    to rtol 1e-6 and every metric agrees within 0.1 %."""
     over = ["integrator.method=bdf", "integrator.rtol=1e-6", "integrator.atol=1e-6", "partition.blocks=3",
             "driver.commands.0.brake=0.8", "simulation.duration_s=20"]
     a = run_scenario(load_scenario(configs_dir / "trains/demo.yaml", over + ["partition.backend=off"])[0])
@@ -187,6 +216,101 @@ def test_threads_reproduce_monolithic_bdf_demo(configs_dir):
             continue
         atol = noise if "force" in name and not name.endswith("_coupler") else 1e-9
         np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-3, atol=atol, err_msg=name)
+
+
+# ---- whole runs: distributed state (every thread integrates its own blocks, integrators/spmd.py) --------
+ENERGY = ("traction_work", "resistance_work", "brake_work", "coupler_work", "energy_balance_residual")
+
+
+def test_distributed_state_rk4_is_the_monolithic_rk4_bitwise(configs_dir):
+    """RK4 (fixed step) with distributed state on 1 and 2 threads does the serial method's arithmetic per state,
+    and the blocks chain their first vehicles' positions from the exchanged connection lengths as the
+    monolithic kernel does: every state sample and every per-coupler envelope is bitwise the monolithic run's,
+    on level tangent track and on a climb (where positions enter the grade forces); the power integrals are
+    per-block partial sums added in block order (1e-12 relative), bitwise the same on 1 and 2 threads and, on
+    level track, in the shared-state partitioned run."""
+    train = configs_dir / "trains/train4_blocks.yaml"
+    skip = ("wall_time", "compile_time")
+    for track in ([], ["route.start_m=30000"]):  # level tangent track; on the 3.5 per mille climb
+        over = ["simulation.duration_s=2", "output.interval_s=0.25"] + track
+        a = run_scenario(load_scenario(train, over + ["partition.backend=off"])[0])
+        part = {k: run_scenario(load_scenario(train, over + ["partition.backend=threads", f"partition.state={st}",
+                                                             f"partition.threads={k[-1]}"])[0])
+                for k, st in (("dist1", "distributed"), ("dist2", "distributed"), ("shared2", "shared"))}
+        assert "; 2 threads" in part["dist2"].attrs["partition"] and "; 1 threads" in part["dist1"].attrs["partition"]
+        assert float(a.max_draft_force) > 1e4
+        for k in ("dist1", "dist2"):
+            b = part[k]
+            assert str(b.status.values) == "completed" and int(b.nsteps) == int(a.nsteps) == 1000
+            for v in a.data_vars:
+                if v in skip or a[v].dtype.kind != "f":
+                    continue
+                if v in ENERGY:
+                    np.testing.assert_allclose(float(b[v]), float(a[v]), rtol=1e-12, atol=1e-6, err_msg=f"{k}: {v}")
+                    assert float(b[v]) == float(part["dist2"][v]), f"{k}: {v}"
+                    if not track:  # the shared-state blocks scan positions differently (1e-12 on a climb)
+                        assert float(b[v]) == float(part["shared2"][v]), f"{k}: {v}"
+                else:
+                    assert np.array_equal(a[v].values, b[v].values, equal_nan=True), f"{track} {k}: {v}"
+
+
+def test_distributed_state_bdf2_agrees_with_monolithic_bdf2_air_brake(configs_dir):
+    """BDF2 (adaptive; Newton on the per-block analytic Jacobian with the partitioned LU) with distributed
+    state on 2 threads, air brake signal crossing the 3 blocks: the per-coupler draft and buff force
+    envelopes agree with the monolithic BDF2 run within 0.5 % of the largest force (the method's accuracy:
+    the error norms are per-block sums, so the step sequences agree only to rounding)."""
+    over = ["integrator.method=bdf2", "partition.blocks=3", "driver.commands.0.brake=0.8",
+            "simulation.duration_s=20", "output.interval_s=1"]
+    a = run_scenario(load_scenario(configs_dir / "trains/demo.yaml", over + ["partition.backend=off"])[0])
+    b = run_scenario(load_scenario(configs_dir / "trains/demo.yaml", over + [
+        "partition.backend=threads", "partition.state=distributed", "partition.threads=2"])[0])
+    assert "; 2 threads" in b.attrs["partition"]
+    assert str(a.status.values) == str(b.status.values) == "completed"
+    assert float(a.brake_cylinder_pressure.isel(time=-1, vehicle=-1)) > 0  # the signal reached the tail
+    fmax = max(float(a.max_draft_force), float(a.max_buff_force))
+    assert fmax > 1e5
+    for v in ("coupler_max_draft_force", "coupler_max_buff_force"):
+        err = np.max(np.abs(a[v].values - b[v].values))
+        assert err < 5e-3 * fmax, (v, err / fmax)
+    assert abs(int(a.nsteps) - int(b.nsteps)) <= 0.05 * int(a.nsteps)
+
+
+def test_distributed_state_needs_a_method_with_its_kernel(configs_dir):
+    with pytest.raises(ConfigError) as ei:
+        load_scenario(configs_dir / "trains/train4_blocks.yaml",
+                      ["partition.state=distributed", "integrator.method=dopri5"])
+    msg = str(ei.value)
+    assert "partition.state" in msg and "dopri5" in msg and "rk4" in msg
+
+
+def test_barrier_gives_up_on_a_lost_worker():
+    """A thread waiting for a worker that never arrives leaves the barrier after the wait limit with the abort
+    flag set; a worker that fails sets the flag so that the others stop waiting, and the error is raised."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from hpcrail.integrators.spmd import BAR_ABORT, _run_workers, barrier, new_barrier
+
+    bar = new_barrier(timeout_s=0.2)
+    t0 = time.perf_counter()
+    barrier(bar, 2, 10)  # the second worker never comes
+    assert bar[BAR_ABORT] != 0 and time.perf_counter() - t0 < 30.0
+
+    bar = new_barrier(timeout_s=600.0)
+    ws = [dict(params=SimpleNamespace(bar=bar), k=k) for k in range(2)]
+    waited = threading.Event()
+
+    def work(d):
+        if d["k"] == 1:
+            raise ValueError("worker 1 failed")
+        barrier(d["params"].bar, 2, 10)
+        waited.set()
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="worker 1 failed"):
+        _run_workers(work, ws)
+    assert waited.is_set() and time.perf_counter() - t0 < 30.0
 
 
 def test_threads_backend_from_the_cli_loads_cached_kernels(repo_root, tmp_path):

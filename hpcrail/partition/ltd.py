@@ -29,7 +29,11 @@ from numba import njit, prange, uint64
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE
 from hpcrail.models.ltd.build import LTDParams
-from hpcrail.models.ltd.kernel import driver_command, ltd_eval_range, ltd_observe_range, observe_combine
+from hpcrail.integrators.spmd import barrier
+from hpcrail.models.ltd.jacobian import ltd_jac_range, ltd_jac_tail
+from hpcrail.models.ltd.kernel import (
+    driver_command, ltd_eval_range, ltd_observe_range, observe_combine, schedule_index,
+)
 from hpcrail.partition.layout import Layout
 
 N_OBS = 4  # per-range extremes v_max, v_min, F_max, F_min
@@ -43,6 +47,13 @@ class PartitionedParams(NamedTuple):
     per-range power partial sums [W]; ``obs`` float64[P, 4]: per-range extremes of the observer.
     MPI fields (zero / empty without MPI): communicator, ``MPI_DOUBLE`` and ``MPI_IN_PLACE`` handles,
     per-rank counts and displacements (int32) of the derivative slices and of the ``work`` rows.
+
+    Distributed-state runs (:mod:`hpcrail.integrators.spmd`, one parameter object per worker sharing
+    the arrays): ``xs`` float64[P, KX] exchange rows of the ranges (length, head position, first speed,
+    last ``B`` states), ``xl`` float64[N] the connection lengths d_j + e_j [m] (each worker writes its
+    ranges'; positions are chained from them as the monolithic kernel does), ``bar`` the workers' barrier (threads), ``nworkers``, ``spin`` (barrier spins
+    before yielding), ``owner`` int64[W+1] ranges per worker, ``gcount``/``gdispl`` int32[W] scratch
+    for the MPI exchanges.
     """
 
     model: LTDParams
@@ -58,6 +69,19 @@ class PartitionedParams(NamedTuple):
     displs: np.ndarray
     wcounts: np.ndarray
     wdispls: np.ndarray
+    xs: np.ndarray
+    xl: np.ndarray
+    bar: np.ndarray
+    nworkers: int
+    spin: int
+    owner: np.ndarray
+    gcount: np.ndarray
+    gdispl: np.ndarray
+
+
+#: columns of the exchange rows ``xs``: range length, head position, first speed, last B (≤ 4) states
+KX = 8
+X_LEN, X_HEAD, X_FIRST, X_LAST = 0, 1, 2, 3
 
 
 def partitioned_params(params: LTDParams, layout: Layout, *, b_lo: int = 0, b_hi: int | None = None,
@@ -69,8 +93,23 @@ def partitioned_params(params: LTDParams, layout: Layout, *, b_lo: int = 0, b_hi
     m = dict(mpi_comm=0, mpi_double=0, mpi_in_place=0, counts=empty, displs=empty, wcounts=empty, wdispls=empty)
     if mpi:
         m.update(mpi)
-    return PartitionedParams(model=params, starts=starts, b_lo=int(b_lo), b_hi=int(P if b_hi is None else b_hi),
-                             work=np.zeros((P, 4)), obs=np.zeros((P, N_OBS)), **m)
+    b_hi = int(P if b_hi is None else b_hi)
+    return PartitionedParams(model=params, starts=starts, b_lo=int(b_lo), b_hi=b_hi, work=np.zeros((P, 4)),
+                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), xl=np.zeros(1), bar=np.zeros(24, np.int64), nworkers=1,
+                             spin=4000, owner=np.array([0, P], np.int64), gcount=np.zeros(1, np.int32),
+                             gdispl=np.zeros(1, np.int32), **m)
+
+
+def worker_params(pp: PartitionedParams, owner: np.ndarray) -> list[PartitionedParams]:
+    """One parameter object per worker of a distributed-state run on threads: worker w evaluates the
+    ranges ``[owner[w], owner[w+1])``; the exchange rows, partial sums and the barrier are shared."""
+    from hpcrail.integrators.spmd import new_barrier
+
+    owner = np.ascontiguousarray(owner, np.int64)
+    W = owner.size - 1
+    shared = dict(xs=np.zeros_like(pp.xs), xl=np.zeros(pp.model.n_veh), work=np.zeros_like(pp.work), obs=np.zeros_like(pp.obs), bar=new_barrier(),
+                  nworkers=W, owner=owner, gcount=np.zeros(W, np.int32), gdispl=np.zeros(W, np.int32))
+    return [pp._replace(b_lo=int(owner[w]), b_hi=int(owner[w + 1]), **shared) for w in range(W)]
 
 
 @njit(**JIT_NRT_FREE)
@@ -208,6 +247,205 @@ def ltd_rhs_serial_ranges(t, y, pp, dydt):
     for b in range(pp.b_lo, pp.b_hi):
         eval_one_range(t, y, pp, dydt, b, notch, cmd_brake)
     sum_power(pp, dydt)
+
+
+# ================================================================================================
+# distributed-state runs (hpcrail.integrators.spmd): every worker integrates its own ranges' states
+# ================================================================================================
+# A worker's vectors hold its own states and the global ones (applied notch, work integrals); the
+# states of the neighbouring ranges that its ranges read (the connection and vehicle ahead, the
+# first speed behind) go through the exchange rows ``xs``, and every connection's length d_j + e_j
+# through ``xl`` (positions are chained from them in the monolithic kernel's order: bitwise the
+# monolithic positions): export own rows, barrier, import into the worker's vector.  Threads exchange
+# through shared memory and a barrier (the MPI glue is not written).  Every collective function ends
+# with a second barrier after which nobody reads ``xs``/``xl`` until the next export.
+
+@njit(**JIT_NRT_FREE)
+def spmd_export(y, pp):
+    """Fill the exchange rows of this worker's ranges from its states."""
+    p = pp.model
+    B = p.block
+    starts = pp.starts
+    P = starts.size - 1
+    for b in range(pp.b_lo, pp.b_hi):
+        j0 = starts[b]
+        j1 = starts[b + 1]
+        for j in range(j0, min(j1, p.n_veh - 1)):
+            pp.xl[j] = p.center_dist[j] + y[B * j + B]
+        pp.xs[b, X_HEAD] = y[0]
+        pp.xs[b, X_FIRST] = y[B * j0 + 1]
+        if b < P - 1:
+            for q in range(B):
+                pp.xs[b, X_LAST + q] = y[B * j1 - B + 1 + q]
+
+
+@njit(**JIT_NRT_FREE)
+def spmd_import(y, pp):
+    """Write the neighbours' boundary states (and the head position) from the exchange rows into this
+    worker's vector."""
+    p = pp.model
+    B = p.block
+    starts = pp.starts
+    P = starts.size - 1
+    b0 = pp.b_lo
+    b1 = pp.b_hi
+    if b0 > 0:
+        y[0] = pp.xs[0, X_HEAD]
+        j0 = starts[b0]
+        for q in range(B):
+            y[B * j0 - B + 1 + q] = pp.xs[b0 - 1, X_LAST + q]
+    if b1 < P:
+        y[B * starts[b1] + 1] = pp.xs[b1, X_FIRST]
+
+
+@njit(inline="always", **JIT)
+def spmd_chain(pp, s, ja, jb):
+    """Centre position [m] of vehicle ``jb`` from that of vehicle ``ja`` (``s``): the exchanged connection
+    lengths subtracted one after the other, the arithmetic of the monolithic kernel's position chain (so a
+    distributed-state run sees bitwise the monolithic positions; ~1 ns per vehicle ahead, a dependent
+    chain)."""
+    for j in range(ja, jb):
+        s = s - pp.xl[j]
+    return s
+
+
+@njit(**JIT_NRT_FREE)
+def spmd_eval(t, y, pp, dydt):
+    """This worker's ranges (after the import): their derivatives and power partial sums (``work``)."""
+    p = pp.model
+    notch, _cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    s = y[0]
+    ja = 0
+    for b in range(pp.b_lo, pp.b_hi):
+        s = spmd_chain(pp, s, ja, pp.starts[b])
+        ja = pp.starts[b]
+        w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, p.no_record, False, pp.starts[b], pp.starts[b + 1], s,
+                                            notch, cmd_brake)
+        pp.work[b, 0] = w_t
+        pp.work[b, 1] = w_r
+        pp.work[b, 2] = w_b
+        pp.work[b, 3] = w_c
+
+
+@njit(**JIT_NRT_FREE)
+def spmd_observe_ranges(t, y, pp, acc):
+    """Per-coupler envelopes of this worker's ranges and their extremes (``obs``)."""
+    p = pp.model
+    s = y[0]
+    ja = 0
+    for b in range(pp.b_lo, pp.b_hi):
+        s = spmd_chain(pp, s, ja, pp.starts[b])
+        ja = pp.starts[b]
+        vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
+        pp.obs[b, 0] = vmax
+        pp.obs[b, 1] = vmin
+        pp.obs[b, 2] = fmax
+        pp.obs[b, 3] = fmin
+
+
+@njit(**JIT_NRT_FREE)
+def spmd_observe_fold(t, y, pp, acc):
+    """Fold every range's extremes in range order (every worker: the same global metrics)."""
+    p = pp.model
+    for b in range(pp.starts.size - 1):
+        observe_combine(t, y, p, acc, pp.obs[b, 0], pp.obs[b, 1], pp.obs[b, 2], pp.obs[b, 3])
+    if y[0] + p.front_offset > p.route_end:
+        acc[ACC_OFFROUTE] = 1.0
+
+
+@njit(**JIT_NRT_FREE)
+def spmd_jac_ranges(t, y, pp, vals):
+    """Jacobian slots of this worker's ranges and of the global rows (after the import)."""
+    p = pp.model
+    ic = schedule_index(p, t, y)
+    cmd_brake = p.sched_brake[ic]
+    notch = y[p.i_notch]
+    s = y[0]
+    ja = 0
+    for b in range(pp.b_lo, pp.b_hi):
+        s = spmd_chain(pp, s, ja, pp.starts[b])
+        ja = pp.starts[b]
+        ltd_jac_range(t, y, p, vals, pp.starts[b], pp.starts[b + 1], s, notch, cmd_brake)
+    ltd_jac_tail(t, y, p, vals)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_rhs_spmd(t, y, pp, dydt):
+    """Collective right-hand side of a distributed-state run on threads: exchange, this worker's ranges,
+    barrier, the global states' rates (applied notch, power integrals summed in range order)."""
+    spmd_export(y, pp)
+    barrier(pp.bar, pp.nworkers, pp.spin)
+    spmd_import(y, pp)
+    spmd_eval(t, y, pp, dydt)
+    barrier(pp.bar, pp.nworkers, pp.spin)
+    sum_power(pp, dydt)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_observe_spmd(t, y, pp, acc):
+    """Collective observer of a distributed-state run on threads: each worker keeps the envelopes of its
+    own couplers and the global extremes (folded in range order: every worker holds the same)."""
+    spmd_export(y, pp)
+    barrier(pp.bar, pp.nworkers, pp.spin)
+    spmd_import(y, pp)
+    spmd_observe_ranges(t, y, pp, acc)
+    barrier(pp.bar, pp.nworkers, pp.spin)
+    spmd_observe_fold(t, y, pp, acc)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_jac_spmd(t, y, pp, vals):
+    """Collective analytic Jacobian of a distributed-state run on threads: the slots of this worker's
+    rows (:func:`hpcrail.models.ltd.jacobian.ltd_jac_range` per range) and of the global rows."""
+    spmd_export(y, pp)
+    barrier(pp.bar, pp.nworkers, pp.spin)
+    spmd_import(y, pp)
+    spmd_jac_ranges(t, y, pp, vals)
+    barrier(pp.bar, pp.nworkers, pp.spin)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_sync_threads(t, buf, pp, out):
+    """Reduction hook of a distributed-state run on threads: the buffer is shared, a barrier suffices."""
+    barrier(pp.bar, pp.nworkers, pp.spin)
+
+
+def spmd_slots(p: LTDParams, layout: Layout, owner: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(slots int64[W, 2], tail)``: the Jacobian value slots each worker fills (its vehicles' slots and
+    the kinematic slots of the first vehicle behind it) and the first slot of the global rows."""
+    from hpcrail.models.ltd.jacobian import slots_per_vehicle
+
+    S = slots_per_vehicle(p)
+    N = p.n_veh
+    starts = layout.range_starts()
+    out = np.zeros((owner.size - 1, 2), np.int64)
+    for w in range(owner.size - 1):
+        j0, j1 = int(starts[owner[w]]), int(starts[owner[w + 1]])
+        out[w] = (S * j0, S * j1 + 2 if j1 < N else S * N)
+    return out, S * N
+
+
+def spmd_bounds(p: LTDParams, layout: Layout) -> np.ndarray:
+    """int64[P+1] state bounds of the ranges (range b owns ``[bounds[b], bounds[b+1])``; the states from
+    ``B·N`` on — applied notch, work integrals — are global)."""
+    B, N = p.block, p.n_veh
+    starts = layout.range_starts()
+    b = [0] + [B * int(j) + 1 for j in starts[1:-1]] + [B * N]
+    return np.asarray(b, np.int64)
+
+
+def combine_accs(accs: list, p: LTDParams, layout: Layout, owner: np.ndarray, n_head: int) -> np.ndarray:
+    """One accumulator from the workers' (per-coupler envelopes from each coupler's owner; the global
+    extremes are the same on every worker)."""
+    out = accs[0].copy()
+    M = p.n_veh - 1
+    starts = layout.range_starts()
+    for w, a in enumerate(accs):
+        k0, k1 = int(starts[owner[w]]), min(int(starts[owner[w + 1]]), M)
+        for q in range(4):
+            sl = slice(n_head + q * M + k0, n_head + q * M + k1)
+            out[sl] = a[sl]
+    return out
 
 
 from hpcrail.partition.layout import thread_count  # noqa: E402,F401  (re-exported)

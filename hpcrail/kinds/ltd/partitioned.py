@@ -14,7 +14,11 @@ from hpcrail.integrators import Problem, integrate
 from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.kinds.ltd.result import ltd_result
 from hpcrail.partition.layout import rank_blocks, scenario_layout, thread_count
-from hpcrail.partition.ltd import ltd_observe_threads, ltd_rhs_threads, partitioned_params
+from hpcrail.integrators import spmd
+from hpcrail.partition.ltd import (
+    combine_accs, ltd_jac_spmd, ltd_observe_spmd, ltd_observe_threads, ltd_rhs_spmd, ltd_rhs_threads, ltd_sync_threads,
+    partitioned_params, spmd_bounds, spmd_slots, worker_params,
+)
 
 
 def _attach(res, backend: str, layout, workers: int):
@@ -30,11 +34,28 @@ def run_partitioned(sc, backend: str, t_out: np.ndarray, progress=None):
     return _run_threads(sc, t_out, progress)
 
 
+def _owner(n_blocks: int, workers: int) -> np.ndarray:
+    """int64[W+1]: contiguous groups of blocks per worker (``rank_blocks``)."""
+    groups = rank_blocks(n_blocks, workers)
+    return np.asarray([lo for lo, _hi in groups] + [n_blocks], np.int64)
+
+
+def _distributed(sc) -> bool:
+    """True if the threads run integrates distributed state (``partition.state``; auto: where the method has
+    a distributed-state kernel, :func:`hpcrail.integrators.spmd.supports`)."""
+    state = getattr(sc.partition, "state", "auto")
+    if state == "shared":
+        return False
+    return spmd.supports(sc.integrator.method)
+
+
 def _run_threads(sc, t_out, progress):
     model, mono = ltd_problem(sc)
     nthr = thread_count(sc.partition.threads)
     layout = scenario_layout(sc.partition, model.n_vehicles, nthr)
     pp = partitioned_params(model.params, layout)
+    if _distributed(sc):
+        return _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr)
     prob = Problem(ltd_rhs_threads, ltd_observe_threads, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
                    acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
     before = numba.get_num_threads()
@@ -45,6 +66,24 @@ def _run_threads(sc, t_out, progress):
     finally:
         numba.set_num_threads(before)
     return _attach(ltd_result(sc, model, sol), "threads", layout, nthr)
+
+
+def _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr):
+    """Distributed-state run (:mod:`hpcrail.integrators.spmd`): every thread integrates its own blocks."""
+    from hpcrail.models.couplers.envelope import ACC_HEAD
+
+    W = max(1, min(nthr, layout.n_blocks))
+    owner = _owner(layout.n_blocks, W)
+    p = model.params
+    slots, tail = spmd_slots(p, layout, owner)
+    prob = spmd.SPMDProblem(ltd_rhs_spmd, ltd_observe_spmd, ltd_sync_threads, worker_params(pp, owner),
+                            spmd_bounds(p, layout), owner, model.y0, jac=ltd_jac_spmd, jac_pattern=mono.jac_pattern,
+                            slots=slots, tail=tail, atol_scale=model.atol_scale, rtol_scale=mono.rtol_scale,
+                            acc0=model.acc0,
+                            combine_acc=lambda accs: combine_accs(accs, p, layout, owner, ACC_HEAD))
+    sol = spmd.integrate_spmd(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
+                              **sc.integrator.kwargs())
+    return _attach(ltd_result(sc, model, sol), "threads", layout, W)
 
 
 def _run_mpi(sc, t_out, progress):

@@ -414,6 +414,10 @@ class PartitionSpec(Strict):
                                                    "increasing")
     threads: Optional[int] = Field(None, ge=1, le=4096, description="numba threads for backend threads (default: "
                                    "all)")
+    state: Literal["auto", "distributed", "shared"] = Field(
+        "auto", description="threads backend: distributed: every thread integrates its own blocks' states "
+        "(methods rk4, bdf, bdf2, ndf; RK4 gives the monolithic result bitwise); shared: one serial integrator "
+        "drives the parallel right-hand side (every method); auto: distributed where the method supports it")
     auto_min_vehicles: int = Field(20_000, ge=2, le=1_000_000_000, description="break-even train length of backend "
                                    "auto "
                                    "(measured: benchmarks/partition.py, docs/performance.md)")
@@ -547,6 +551,12 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
             add(("partition", "backend"), f"hidden-vehicle blocks evaluate table-law connections only; this consist "
                 f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
                 f"off or auto with connection kinds {', '.join(partitionable_laws())}")
+    if sc.partition.state == "distributed":
+        from hpcrail.integrators.spmd import SPMD_METHODS, supports
+
+        if not supports(sc.integrator.method):
+            add(("partition", "state"), f"integrator {sc.integrator.method!r} has no distributed-state kernel",
+                sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(SPMD_METHODS)}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s,

@@ -241,14 +241,39 @@ def _jac(t, y, p, vals, noninertial_jac):
 
     ``vals``: float64[S·N + 6] written in place; ``t`` [s], ``y`` float64[n]."""
     N = p.n_veh
-    B = p.block
-    S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
     for k in range(vals.size):
         vals[k] = 0.0
     ic = schedule_index(p, t, y)
-    cmd_notch = p.sched_notch[ic]
     cmd_brake = p.sched_brake[ic]
-    notch = y[p.i_notch]
+    _jac_range(t, y, p, vals, 0, N, y[0], y[p.i_notch], cmd_brake, noninertial_jac)
+    ltd_jac_tail(t, y, p, vals)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake):
+    """The Jacobian slots of vehicles ``j0 <= j < j1`` (0-based; :func:`ltd_jacobian_pattern`), zeroed
+    first, plus the kinematic slots 0-1 of vehicle ``j1`` (the extension rate of the connection behind
+    the range, a row of the range's states).  ``s`` [m]: centre position of vehicle ``j0``; ``notch``,
+    ``cmd_brake``: the applied notch and the commanded brake demand (``kernel.driver_command``).  The
+    connection ahead of ``j0`` and, with the air brake, the upstream brake-pipe signal are read from
+    ``y`` (as ``kernel._eval_range``), so that blocks of hidden vehicles fill their own rows (the
+    distributed-state runs of :mod:`hpcrail.partition.ltd`); :func:`ltd_jac` is one range over the
+    whole train.  ``vals`` float64[S·N + 6] written in place; ``t`` [s], ``y`` float64[n]."""
+    _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, _noninertial_jac)
+
+
+@njit(inline="always", **JIT)
+def _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, noninertial_jac):
+    """:func:`ltd_jac_range` with the noninertial connection's derivative function as an argument."""
+    N = p.n_veh
+    B = p.block
+    S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
+    k_end = S * j1 + 2 if j1 < N else S * N
+    for k in range(S * j0, k_end):
+        vals[k] = 0.0
+    if j1 < N:
+        vals[S * j1] = 1.0
+        vals[S * j1 + 1] = -1.0
     air = p.air_brake != 0
     one = uint64(1)
     Nu = uint64(N)
@@ -258,8 +283,20 @@ def _jac(t, y, p, vals, noninertial_jac):
     dff_de = 0.0    # ∂F_front/∂e_j
     dff_dde = 0.0   # ∂F_front/∂ė_j (ė_j = v_{j−1} − v_j)
     upstream = cmd_brake
-    s = y[0]
-    for j in range(Nu):
+    ju0 = uint64(j0)
+    if ju0 > 0:  # the connection ahead of the range, from the states (as kernel._eval_range)
+        jp = ju0 - one
+        e_f = y[Bu * ju0]
+        if p.n_noninertial > 0 and p.conn_type[jp] >= uint64(p.n_table_types):
+            f_front, dff_de, dff_dde = noninertial_jac(t, jp, e_f, s + p.center_dist[jp] + e_f, y[Bu * jp + one],
+                                                       y[Bu * ju0 + one], p)
+        else:
+            f_front, dff_de, dff_dde = connection_force_jac(e_f, y[Bu * jp + one] - y[Bu * ju0 + one], p.conn_type[jp],
+                                                            p.conn_rowpar, p.conn_typepar, p.conn_fm, p.conn_fa)
+        if air:
+            upstream = y[Bu * jp + uint64(2)]
+    for jj in range(uint64(j1) - ju0):
+        j = ju0 + jj
         base = Bu * j
         k = uint64(S) * j
         v = y[base + one]
@@ -349,8 +386,21 @@ def _jac(t, y, p, vals, noninertial_jac):
         dff_dde = dfr_dde
         if j < last:
             s = s - (p.center_dist[j] + e)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_jac_tail(t, y, p, vals):
+    """The slots of the global rows (applied notch) after the vehicles' slots of :func:`ltd_jac`
+    (``vals`` float64[S·N + 6], written in place; zeroed first: a slot the clamp leaves out must not keep
+    the previous Jacobian's value)."""
+    S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
+    for k in range(S * p.n_veh, vals.size):
+        vals[k] = 0.0
+    ic = schedule_index(p, t, y)
+    cmd_notch = p.sched_notch[ic]
+    notch = y[p.i_notch]
     # applied notch: ṅ = clamp((cmd − n)/τ, ±rate)
-    kt = S * N
+    kt = S * p.n_veh
     dn = (cmd_notch - notch) / p.notch_tau
     if -p.notch_rate <= dn <= p.notch_rate:
         vals[kt] = -1.0 / p.notch_tau
