@@ -30,7 +30,7 @@ from hpcrail.integrators.common import (
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
-    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
+    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
     TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py
@@ -117,24 +117,13 @@ def _bdf_dense(D, order, Q):
             Q[i, q] = acc
 
 
-@njit(**JIT)
-def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-        settings, atol, rtolv, mass, spec, ev_out):
-    """Variable-order BDF / NDF; ``settings[6]`` highest order (1-5), ``settings[7]`` 1 for NDF,
-    ``settings[8:10]`` Newton tolerance and iterations (default 4).  See the module docstring."""
-    n = y.size
-    nev = spec[SP_NEV]
-    L = lin_size(spec)
-    max_order = min(MAX_ORDER, max(1, int(settings[SET_OPT0]))) if settings[SET_OPT0] > 0.0 else MAX_ORDER
-    ndf = settings[SET_OPT0 + 1] > 0.5
-    rtol = settings[SET_RTOL]
-    hmin = settings[SET_HMIN]
-    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
-    max_steps = settings[SET_MAX_STEPS]
-    obs_dt = settings[SET_OBS_DT]
-    tol_given = settings[SET_NEWTON_TOL]
-    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
-    max_upd = int(settings[SET_NEWTON_JUPD])
+@njit(inline="always", **JIT)
+def bdf_coefficients(ndf):
+    """``(gamma, alpha, error_const)`` of the BDF (``ndf`` False) or NDF (True) formulas of orders 0..5:
+    γ_k = Σ_{j≤k} 1/j, α_k = (1 − κ_k) γ_k and the error constants κ_k γ_k + 1/(k + 1) (float64[6], [6], [7];
+    κ the NDF coefficients, 0 for BDF).  Source: Shampine & Reichelt 1997 (the MATLAB ODE suite), §2.3 and
+    Table 1; the variable-step quasi-constant form as in scipy's BDF.  Shared by :func:`bdf` and the
+    distributed-state BDF (:mod:`hpcrail.integrators.spmd`)."""
     kappa = np.zeros(MAX_ORDER + 1)
     if ndf:
         for k in range(MAX_ORDER + 1):
@@ -146,6 +135,27 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         alpha[k] = (1.0 - kappa[k]) * gamma[k]
         error_const[k] = kappa[k] * gamma[k] + 1.0 / (k + 1)
     error_const[MAX_ORDER + 1] = 1.0 / (MAX_ORDER + 2)
+    return gamma, alpha, error_const
+
+
+@njit(**JIT)
+def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
+        settings, atol, rtolv, mass, spec, ev_out):
+    """Variable-order BDF / NDF; ``settings[6]`` highest order (1-5), ``settings[7]`` 1 for NDF,
+    ``settings[8:10]`` Newton tolerance and iterations (default 4).  See the module docstring."""
+    n = y.size
+    nev = spec[SP_NEV]
+    L = lin_size(spec)
+    max_order = min(MAX_ORDER, max(1, int(settings[SET_OPT0]))) if settings[SET_OPT0] > 0.0 else MAX_ORDER
+    ndf = settings[SET_OPT0 + 1] > 0.5
+    hmin = settings[SET_HMIN]
+    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
+    max_steps = settings[SET_MAX_STEPS]
+    obs_dt = settings[SET_OBS_DT]
+    tol_given = settings[SET_NEWTON_TOL]
+    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
+    max_upd = int(settings[SET_NEWTON_JUPD])
+    gamma, alpha, error_const = bdf_coefficients(ndf)
     # ---- persistent state
     t = tstate[TS_T]
     f = tstate[TS_F0:TS_F0 + n]

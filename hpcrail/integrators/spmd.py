@@ -50,7 +50,7 @@ from numba.extending import intrinsic
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.integrators import registry
-from hpcrail.integrators.bdf import BDF_KEEP, MAX_ORDER, _GAMMA, _KAPPA, _r_entry
+from hpcrail.integrators.bdf import BDF_KEEP, MAX_ORDER, _r_entry, bdf_coefficients
 from hpcrail.integrators.common import EPS, _monotonic_ns, step_end, step_factor
 from hpcrail.integrators.contract import (
     DONE, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS,
@@ -626,17 +626,7 @@ def bdf_spmd(rhs, jac, sync, observe, params, own, y, tstate, t_out, Y_out, iout
     tol_given = settings[SET_NEWTON_TOL]
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
     max_upd = int(settings[SET_NEWTON_JUPD])
-    kappa = np.zeros(MAX_ORDER + 1)
-    if ndf:
-        for k in range(MAX_ORDER + 1):
-            kappa[k] = _KAPPA[k]
-    gamma = _GAMMA
-    alpha = np.empty(MAX_ORDER + 1)
-    error_const = np.empty(MAX_ORDER + 2)
-    for k in range(MAX_ORDER + 1):
-        alpha[k] = (1.0 - kappa[k]) * gamma[k]
-        error_const[k] = kappa[k] * gamma[k] + 1.0 / (k + 1)
-    error_const[MAX_ORDER + 1] = 1.0 / (MAX_ORDER + 2)
+    gamma, alpha, error_const = bdf_coefficients(ndf)
     # ---- persistent state
     t = tstate[TS_T]
     cur = np.zeros(1, np.int64)
