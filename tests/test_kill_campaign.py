@@ -55,7 +55,8 @@ def group_gone(pgid: int, wait: float = 20.0) -> bool:
 def no_temporaries(store) -> list:
     parent = store.parent
     return [str(p) for p in store.rglob("*.partial")] + \
-        [p.name for p in parent.iterdir() if p.name.startswith(f".{store.name}.") and not p.name.endswith(".lock")]
+        [p.name for p in parent.iterdir() if p.name.startswith(f".{store.name}.")
+         and not p.name.endswith((".lock", ".run.json"))]
 
 
 @pytest.mark.slow

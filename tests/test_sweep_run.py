@@ -237,14 +237,42 @@ def test_identical_results_for_batch_size_1_and_64_and_1_or_2_workers(grid_spec,
     assert_same_results(reference, s2)
 
 
-def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, reference, cluster2, tmp_path):
+def test_a_12_scenario_sweep_schedules_one_task_per_batch(cluster2, tmp_path):
+    """The dashboard shows the study's batches, nothing else (issue 30: 232 tasks for 12 scenarios when the
+    tasks built dask collections): 12 scenarios in batches of 3 are 4 batch tasks (each computes and writes
+    its chunks) and the warm-up task; a wheel/rail table read inside a task is one task too."""
+    from distributed import get_task_stream
+
+    spec = write_spec(tmp_path / "n.yaml", {SLACK: {"values": [0, 10, 20]}, MASS: {"values": [80, 100, 120, 140]}},
+                      duration=1.0)
+    with get_task_stream(cluster2) as ts:
+        res = run(spec, tmp_path / "n.zarr", inline=False, client=cluster2, batch_size=3)
+    keys = [str(t["key"]) for t in ts.data]
+    assert res.counts["completed"] == 12
+    assert len(keys) == 4 + 1, keys
+    assert all(k.startswith("hpcrail_n") for k in keys)
+    # the contact tables of a wheel/rail scenario: read as numpy inside the task, no open_dataset/finalize tasks
+    from hpcrail.models.wheelrail.tables import read_zarr, write_zarr
+
+    table = xr.Dataset({"V": (("y", "q"), np.arange(60.0).reshape(20, 3))}, coords={"y": np.arange(20.0)})
+    write_zarr(table.chunk({"y": 5}), tmp_path / "lut.zarr")
+    with get_task_stream(cluster2) as ts:
+        back = cluster2.submit(read_zarr, tmp_path / "lut.zarr", pure=False).result()
+    assert len(ts.data) == 1 and isinstance(back.V.data, np.ndarray)
+    xr.testing.assert_identical(back, table)
+
+
+def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, reference, cluster2, tmp_path, capsys):
+    """A worker killed while it runs a batch: the sweep says so (as it happens, in the progress line, in the
+    final summary and in ``hpcrail status``), its batch is restarted elsewhere and nothing is lost."""
     store = tmp_path / "k.zarr"
     spec = write_spec(tmp_path / "slow.yaml", {SLACK: {"values": [0, 10, 25]}, MASS: {"linspace": [80, 120, 3]},
                                                "integrator.method": {"values": ["rk4", "dopri5"]}},
                       duration=60.0, extra={"outputs": {"envelopes": True}})
     out = {}
-    t = threading.Thread(target=lambda: out.update(res=run(spec, store, inline=False, client=cluster2,
-                                                           batch_size=2)))
+    said = []
+    t = threading.Thread(target=lambda: out.update(res=run_sweep(spec, store, inline=False, client=cluster2,
+                                                                 batch_size=2, say=said.append, progress=True)))
     t.start()
     pids = cluster2.run(os.getpid)
     deadline = time.time() + 120
@@ -261,6 +289,19 @@ def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, referenc
     assert killed and "res" in out
     res = out["res"]
     assert not res.failed_tasks and res.counts["done"] == 18 and res.counts["completed"] == 18
+    # told: as it happened, in the progress line, the summary, the store and `hpcrail status`
+    from hpcrail.commands.sweep import status_json
+    from hpcrail.sweep.runlog import cluster_summary
+
+    assert res.cluster["workers_lost"] == 1 and res.cluster["tasks_restarted"] >= 1, res.cluster
+    assert any("lost" in m and "restarted on the other workers" in m for m in said), said
+    summary = cluster_summary(res.cluster)
+    assert summary.startswith("1 worker lost") and "restarted on another worker" in summary
+    progress = capsys.readouterr().err
+    assert "1 worker lost" in progress and "18/18 done (100 %), 0 failed" in progress
+    info = status_json(store, read_state(store), 0)
+    assert info["run"]["state"] == "finished" and info["run"]["workers_lost"] == 1
+    assert xr.open_zarr(store).attrs["last_run_cluster"] == summary
     ref = tmp_path / "kref.zarr"
     run(spec, ref, batch_size=18)
     assert_same_results(ref, store)

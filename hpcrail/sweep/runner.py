@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -23,7 +24,7 @@ import numpy as np
 
 from hpcrail.sweep.spec import Expansion, expand
 from hpcrail.sweep.store import (
-    SUCCESS, Layout, coordinate_names, corrupt_summary, counts, create_store, finalize, make_layout, open_group,
+    SUCCESS, Layout, coordinate_names, corrupt_summary, counts, counts_of, create_store, finalize, make_layout, open_group,
     read_state, repair_coordinates,
 )
 from hpcrail.sweep.worker import BatchTask, run_task, warm_task
@@ -45,6 +46,7 @@ class SweepResult:
     expand_seconds: float = 0.0
     warm_seconds: float = 0.0    #: kernel compile/load on a worker before the fan-out
     startup_seconds: float = 0.0  #: cluster start (or connection) and warm-up
+    cluster: dict = dataclasses.field(default_factory=dict)  #: the run's cluster events (RunLog.as_dict)
 
 
 def _mismatch_reasons(exp: Expansion, attrs: dict, ids: np.ndarray) -> list[str]:
@@ -194,55 +196,109 @@ def warm_cache(exp: Expansion, say: Callable = print) -> float:
 
 
 class _Progress:
-    """Progress of the scenarios of this run: done, failed, rate, elapsed and remaining time (rich bar on
-    a terminal, a line every ~10 % or 30 s otherwise); the remaining time once a rate is known."""
+    """Progress of a sweep: the study's done and failed scenarios — counted from the store exactly as
+    ``hpcrail status`` counts them (:func:`hpcrail.sweep.store.counts`), re-read at most every ~2 s — this
+    run's rate, elapsed and remaining time, and the cluster's events of the run (workers lost or joined,
+    tasks restarted or retried: :class:`~hpcrail.sweep.runlog.RunLog`).  A rich bar on a terminal, a line
+    every ~10 % or 30 s otherwise; the remaining time once a rate is known.
 
-    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
-        self.total = total
-        self.n = 0
-        self.failed = 0
+    ``todo``: scenarios this run computes; ``store``: the study store (None: count from the updates alone,
+    starting at ``start``, the store's counts when the run began)."""
+
+    def __init__(self, todo: int, label: str, enabled: bool = True, stream=None, store: Path | None = None,
+                 start: dict | None = None, runlog=None):
+        start = start or {"total": todo, "done": 0, "failed": 0}
+        self.todo = todo
+        self.total = int(start["total"])
+        self.done = int(start["done"])
+        self.failed = int(start["failed"])
+        self.ran = 0                       #: scenarios computed by this run (rate, remaining time)
+        self.store = store
+        self.runlog = runlog
         self.t0 = time.perf_counter()
-        self.enabled = enabled and total > 0
+        self.enabled = enabled and todo > 0
         self.stream = stream or sys.stderr
         self.bar = None
         self._last_print = (-1, self.t0)
+        self._shown = None
+        self._next_read = 0.0
+        self._lock = threading.Lock()
         if self.enabled and self.stream.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("· [red]{task.fields[failed]} failed[/] · {task.fields[rate]} · "
-                                           "elapsed"), TimeElapsedColumn(),
+                                TextColumn("· [red]{task.fields[failed]} failed[/]{task.fields[cluster]} · "
+                                           "{task.fields[rate]} · elapsed"), TimeElapsedColumn(),
                                 TextColumn("remaining {task.fields[eta]}"),
                                 console=Console(stderr=True))
             self.bar.start()
-            self.task = self.bar.add_task(label, total=total, failed=0, rate="-", eta="-")
+            self.task = self.bar.add_task(label, total=self.total, completed=self.done, failed=self.failed,
+                                          rate="-", eta="-", cluster="")
         self.label = label
 
     def _fmt(self):
         el = time.perf_counter() - self.t0
-        rate = self.n / el if el > 0 else 0.0
-        eta = (self.total - self.n) / rate if rate > 0 else float("nan")
-        eta_s = "-" if not np.isfinite(eta) else str(_dt.timedelta(seconds=int(eta)))
+        rate = self.ran / el if el > 0 else 0.0
+        eta = (self.todo - self.ran) / rate if rate > 0 else float("nan")
+        eta_s = "-" if not np.isfinite(eta) or self.ran >= self.todo else str(_dt.timedelta(seconds=int(eta)))
         return rate, eta_s, el
 
-    def update(self, n_done: int, n_failed: int) -> None:
-        self.n += n_done
-        self.failed += n_failed
+    def _read_store(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if self.store is None or (not force and now < self._next_read):
+            return
+        try:
+            c = counts_of(self.store)
+        except Exception:  # noqa: BLE001 - being written: the next read counts it
+            return
+        took = time.perf_counter() - now
+        self._next_read = time.perf_counter() + max(2.0, 20 * took)
+        self.total, self.done, self.failed = c["total"], c["done"], c["failed"]
+
+    def _cluster(self) -> str:
+        from hpcrail.sweep.runlog import cluster_summary
+
+        text = cluster_summary(self.runlog.as_dict()) if self.runlog is not None else ""
+        return f" · {text}" if text else ""
+
+    def update(self, n_done: int, n_failed: int, force: bool = False) -> None:
+        """``n_done`` more scenarios computed by this run, ``n_failed`` of them failed."""
+        with self._lock:
+            self.ran += n_done
+            if self.store is None:
+                self.done += n_done
+                self.failed += n_failed
+            else:
+                self._read_store(force or self.ran >= self.todo)
+            self._show(force)
+
+    def refresh(self) -> None:
+        """Redraw (a cluster event)."""
+        with self._lock:
+            self._show(True)
+
+    def _show(self, force: bool = False) -> None:
         if not self.enabled:
             return
         rate, eta_s, el = self._fmt()
+        cluster = self._cluster()
         if self.bar is not None:
-            self.bar.update(self.task, completed=self.n, failed=self.failed, rate=f"{rate:.2f} scen/s", eta=eta_s)
+            self.bar.update(self.task, total=self.total, completed=self.done, failed=self.failed,
+                            rate=f"{rate:.2f} scen/s", eta=eta_s, cluster=cluster)
             return
-        pct = int(10 * self.n / self.total)
+        pct = int(10 * self.done / max(1, self.total))
         now = time.perf_counter()
-        if pct > self._last_print[0] or now - self._last_print[1] > 30 or self.n == self.total:
+        shown = (self.done, self.failed, cluster)
+        if shown == self._shown and not now - self._last_print[1] > 30:
+            return
+        if force or pct > self._last_print[0] or now - self._last_print[1] > 30 or self.ran >= self.todo:
             self._last_print = (pct, now)
+            self._shown = shown
             rem = "" if eta_s == "-" else f", remaining {eta_s}"
-            print(f"{self.label}: {self.n}/{self.total} done ({100 * self.n / self.total:.0f} %), {self.failed} failed, "
-                  f"{rate:.2f} scenarios/s, elapsed {_dt.timedelta(seconds=int(el))}{rem}", file=self.stream,
-                  flush=True)
+            print(f"{self.label}: {self.done}/{self.total} done ({100 * self.done / max(1, self.total):.0f} %), "
+                  f"{self.failed} failed{cluster.replace(' · ', ', ')}, {rate:.2f} scenarios/s, elapsed "
+                  f"{_dt.timedelta(seconds=int(el))}{rem}", file=self.stream, flush=True)
 
     def close(self):
         if self.bar is not None:
@@ -387,6 +443,11 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
         result.counts = counts(read_state(store))
         return result
     prog = None
+    from hpcrail.sweep.runlog import RunLog
+
+    runlog = RunLog(store, say=say, prefix=task_prefix(exp.name))
+    runlog.write()
+    start_counts = counts(state)
 
     def on_result(res: dict):
         sts = [s for _i, s in res["statuses"]]
@@ -395,9 +456,10 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
 
     w0 = time.perf_counter()
     close = None
+    state_at_end = "interrupted"
     try:
         if inline:
-            prog = _Progress(n_todo, exp.name, enabled=progress)
+            prog = _Progress(n_todo, exp.name, enabled=progress, store=store, start=start_counts)
             from hpcrail._numba import compile_notice
 
             with compile_notice(say):
@@ -413,6 +475,7 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
             result.dashboard = getattr(client, "dashboard_link", None)
             if result.dashboard:
                 say(f"dask dashboard: {result.dashboard}")
+            _register_imports(client)
             # compile (or load) the kernels on one worker before fanning out: a cold numba cache is then
             # filled once, and the other workers only load from it
             t1 = time.perf_counter()
@@ -430,19 +493,44 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
             result.warm_seconds = time.perf_counter() - t1
             result.startup_seconds = time.perf_counter() - w0
             w0 = time.perf_counter()
-            prog = _Progress(n_todo, exp.name, enabled=progress)   # the rate and ETA start with the cluster
-            _fan_out(client, tasks, on_result, result, max_in_flight, retries, say)
+            # the rate and ETA start with the cluster
+            prog = _Progress(n_todo, exp.name, enabled=progress, store=store, start=start_counts, runlog=runlog)
+            runlog.on_change = prog.refresh
+            runlog.listen(client)
+            try:
+                _fan_out(client, tasks, on_result, result, max_in_flight, retries, say, runlog)
+            finally:
+                runlog.stop(client)
+        state_at_end = "finished"
+    except BaseException:
+        state_at_end = "interrupted"
+        raise
     finally:
         if prog is not None:
+            prog.update(0, 0, force=True)
             prog.close()
         result.seconds = time.perf_counter() - w0
+        result.cluster = runlog.as_dict()
+        runlog.finish(state_at_end)
         if close is not None:
             close()
     st = read_state(store)
     result.counts = counts(st)
     finalize(store, {"last_run": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                     "last_run_counts": json.dumps({k: v for k, v in result.counts.items() if k != "by_status"})})
+                     "last_run_counts": json.dumps({k: v for k, v in result.counts.items() if k != "by_status"}),
+                     "last_run_cluster": runlog.summary() or "no worker lost, no task restarted or retried"})
     return result
+
+
+def _register_imports(client) -> None:
+    """Import the modules of the sweep tasks on every worker (present and future) before any task runs
+    (:class:`hpcrail.sweep.plugin.ImportPlugin`)."""
+    try:
+        from hpcrail.sweep.plugin import ImportPlugin
+
+        client.register_plugin(ImportPlugin(), name=ImportPlugin.name)
+    except Exception:  # noqa: BLE001 - an old or foreign scheduler: tasks import on first use
+        pass
 
 
 def submit_limit(n_tasks: int, max_in_flight: int | None = None) -> int:
@@ -450,7 +538,7 @@ def submit_limit(n_tasks: int, max_in_flight: int | None = None) -> int:
     return int(max_in_flight) if max_in_flight else max(1, min(n_tasks, MAX_SUBMITTED))
 
 
-def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say) -> None:
+def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say, runlog=None) -> None:
     from distributed import as_completed
 
     # every batch at once (up to MAX_SUBMITTED): the scheduler queues them, and the dashboard's Progress
@@ -479,8 +567,14 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
         try:
             on_result(fut.result())
         except Exception as exc:  # noqa: BLE001 - the batch stays pending; the sweep goes on
-            result.failed_tasks.append(keys.get(fut.key, str(fut.key)))
-            say(f"task {keys.get(fut.key, fut.key)} failed after {retries} retries: {type(exc).__name__}: {exc}")
+            key = keys.get(fut.key, str(fut.key))
+            result.failed_tasks.append(key)
+            text = (f"task {key} failed after {retries} retries: {type(exc).__name__}: {exc} (its scenarios stay "
+                    "pending: re-run the same command to resume)")
+            if runlog is not None:
+                runlog.task_failed(key, text)
+            else:
+                say(text)
         finished.append(fut)
         submit_next()
     for fut in finished:

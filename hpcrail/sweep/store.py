@@ -478,6 +478,16 @@ def counts(state: dict) -> dict:
             "failed": int((done & ~ok).sum()), "pending": int((~done).sum()), "by_status": by}
 
 
+def counts_of(path: str | Path) -> dict:
+    """:func:`counts` of a store from its ``done`` and ``status`` arrays only (what a progress line
+    re-reads during a run; :func:`read_state` also checks every other array).  Raises on unreadable
+    chunks."""
+    g = open_group(path)
+    done = np.asarray(g["done"][:]).astype(bool)
+    status = as_strings(g["status"][:])
+    return counts({"done": done, "status": status})
+
+
 def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
     """Update attributes and consolidate the metadata (end of a run); remove stale ``.partial``
     files left by writers killed mid-write (zarr writes a chunk to a temporary file, then renames)."""
@@ -492,6 +502,6 @@ def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
             p.unlink(missing_ok=True)
 
 
-__all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts",
+__all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts", "counts_of",
            "corrupt_summary", "repair_coordinates",
            "finalize", "series_times", "stored", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]
