@@ -409,7 +409,10 @@ def _after_failure(store: Path, created: bool, exc: BaseException) -> None:
         except ValueError:
             st = None
         if created and (st is None or not st["done"].any()):
+            from hpcrail.sweep.runlog import run_file
+
             shutil.rmtree(store, ignore_errors=True)
+            run_file(store).unlink(missing_ok=True)
             kept, st = False, None
         else:
             with contextlib.suppress(Exception):
