@@ -11,7 +11,7 @@ docs/architecture.md.  The Python API: ``hpcrail.load``, ``hpcrail.simulate``, `
 from hpcrail._version import __version__
 
 #: the Python API (:mod:`hpcrail.api`), imported on first use so that ``import hpcrail`` stays light
-_API = ("load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir")
+_API = ("load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir", "study_scenario", "rerun", "export")
 
 
 def __getattr__(name):

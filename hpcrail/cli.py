@@ -28,7 +28,7 @@ err_console = Console(stderr=True)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
                                  "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
                                  "hpcrail.commands.contact", "hpcrail.commands.examples",
-                                 "hpcrail.commands.warmup"]
+                                 "hpcrail.commands.warmup", "hpcrail.commands.study"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3

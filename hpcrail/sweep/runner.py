@@ -12,6 +12,7 @@ import dataclasses
 import datetime as _dt
 import errno
 import json
+import os
 import re
 import shutil
 import sys
@@ -112,6 +113,9 @@ def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
             _check_shapes(store, layout)
             return layout, state
         if not new:
+            grown = _grow(exp, store, state, batch_size, say)
+            if grown is not None:
+                return grown
             reasons = _mismatch_reasons(exp, state["attrs"], state["scenario_id"])
             raise SweepMismatchError(
                 f"{store} holds a different study than {exp.spec_file}: " + "; ".join(reasons)
@@ -120,6 +124,73 @@ def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
     layout = make_layout(exp, exp.batch_size(batch_size))
     create_store(exp, store, layout)
     return layout, read_state(store)
+
+
+def growth_pairs(exp: Expansion, state: dict) -> tuple[np.ndarray, int]:
+    """``(pairs, lost)``: (old index, new index) of every finished scenario of the store ``state`` whose id is in
+    the expansion ``exp`` (each new scenario once), and the count of finished scenarios of the store that are not
+    in ``exp``.  Scenarios that did not validate (``x`` ids) are not reused."""
+    ids = state["scenario_id"]
+    done = state["done"]
+    first: dict = {}
+    for i in np.flatnonzero(done):
+        sid = str(ids[i])
+        if not sid.startswith("x"):
+            first.setdefault(sid, int(i))
+    new_ids = [p.id for p in exp.points]
+    pairs = [(first[sid], j) for j, sid in enumerate(new_ids) if sid in first]
+    lost = len(set(first) - set(new_ids))
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2), lost
+
+
+def _grow(exp: Expansion, store: Path, state: dict, batch_size: int | None, say: Callable):
+    """Grow the study in ``store`` into the study of ``exp`` — levels, samples or parameters added — keeping
+    every finished scenario (same id: the same canonical scenario) and leaving only the new ones to run.
+    Returns ``(layout, state)`` of the grown store, or None when ``exp`` is not a growth of the store's study
+    (other outputs, a finished scenario the spec no longer has, nothing in common).
+
+    The grown store is built beside the old one (``.NAME.<id>.creating``: the finished scenarios copied,
+    chunk-aligned like any store) and swapped in by two renames; a sweep killed in between finds the old store
+    again (``.NAME.<id>.replaced``, see :func:`recover_swap`)."""
+    import uuid
+
+    from hpcrail.sweep.store import copy_scenarios
+
+    attrs = state["attrs"]
+    if attrs.get("outputs") != json.dumps(exp.spec.outputs.model_dump()) or corrupt_summary(state):
+        return None
+    pairs, lost = growth_pairs(exp, state)
+    if lost or not len(pairs):
+        return None
+    bs = batch_size or int(attrs.get("batch_size", 0)) or exp.batch_size()
+    layout = make_layout(exp, bs)
+    n_old = int(attrs.get("n_scenarios", state["done"].size))
+    say(f"growing the study {store}: {n_old} -> {exp.size} scenarios; keeping its {len(pairs)} finished scenarios "
+        f"(same ids), {exp.size - len(pairs)} to run")
+    tag = uuid.uuid4().hex[:8]
+    tmp = store.with_name(f".{store.name}.{tag}.creating")
+    create_store(exp, tmp, layout)
+    copy_scenarios(store, tmp, layout, pairs)
+    history = json.loads(attrs.get("growth_history", "[]") or "[]")
+    history.append({"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                    "from_fingerprint": attrs.get("sweep_fingerprint"), "from_scenarios": n_old,
+                    "to_scenarios": exp.size, "kept": int(len(pairs)), "created": attrs.get("created", "")})
+    finalize(tmp, {"growth_history": json.dumps(history)})
+    old = store.with_name(f".{store.name}.{tag}.replaced")
+    os.rename(store, old)
+    os.rename(tmp, store)
+    shutil.rmtree(old, ignore_errors=True)
+    return layout, read_state(store)
+
+
+def recover_swap(store: Path) -> None:
+    """After a sweep killed while swapping a grown store in: put the old store back if the new one is not in
+    place, else remove the old one (call with the store's lock held)."""
+    for old in sorted(store.parent.glob(f".{store.name}.*.replaced")):
+        if not store.exists():
+            os.rename(old, store)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _check_shapes(store: Path, layout: Layout) -> None:
@@ -345,6 +416,7 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     with sweep_lock(store, say):
         for stale in store.parent.glob(f".{store.name}.*.creating"):   # left by a killed sweep (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
+        recover_swap(store)
         created = not store.exists()
         try:
             return _run(exp, store, t_exp, client=client, scheduler=scheduler, scheduler_file=scheduler_file,

@@ -246,6 +246,17 @@ def _coordinates(exp, layout: Layout) -> dict:
     return c
 
 
+def _value_type(par) -> str:
+    """How a parameter's coordinate values map back to override values: ``file`` (component files: their
+    trees in ``sweep_file_values``), ``json`` (mappings or lists, stored as JSON text) or ``plain``."""
+    levels = par.levels or []
+    if any(isinstance(v, str) and v.lower().endswith((".yaml", ".yml")) for v in levels):
+        return "file"
+    if any(isinstance(v, (dict, list)) for v in levels):
+        return "json"
+    return "plain"
+
+
 def study_attrs(exp, layout: Layout) -> dict:
     """Provenance and sweep description attributes of the store (strings and numbers only)."""
     from hpcrail.config.loading import canonical_yaml
@@ -278,7 +289,9 @@ def study_attrs(exp, layout: Layout) -> dict:
         "n_scenarios": int(exp.size),
         "batch_size": int(layout.batch_size),
         "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source, "label": p.label,
-                                   "units": p.units} for p in exp.parameters]),
+                                   "units": p.units, "value_type": _value_type(p)} for p in exp.parameters]),
+        # the trees of component files given as values: hpcrail scenario / rerun rebuild members from the store
+        "sweep_file_values": json.dumps({v: tree for (_where, v), tree in exp.file_values.items()}, default=str),
         "outputs": json.dumps(spec.outputs.model_dump()),
         "budget": json.dumps(spec.budget.model_dump()),
         "base_file": str(exp.spec_file.parent / spec.base),
@@ -341,6 +354,35 @@ def repair_coordinates(exp, path: str | Path, layout: Layout, names) -> None:
         if name in coords and coords[name][0] == "scenario":
             vals = coords[name][1]
             g[name][:] = vals.astype(str) if vals.dtype == object else vals
+
+
+def copy_scenarios(old: str | Path, new: str | Path, layout: Layout, pairs: np.ndarray, block: int = 4096) -> None:
+    """Copy finished scenarios from the store ``old`` into the new store ``new`` (of ``layout``) and mark them
+    done there: ``pairs`` int64[k, 2] of (index in ``old``, index in ``new``).  Every variable both stores have
+    is copied row by row; the other dimensions are cut or padded with fill values to the new sizes (a study
+    grown with longer trains or runs); variables only the new store has keep their fill values."""
+    import zarr
+
+    go = zarr.open_group(str(old), mode="r", zarr_format=2)
+    gn = zarr.open_group(str(new), mode="r+", zarr_format=2)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    pairs = pairs[np.argsort(pairs[:, 1], kind="stable")]
+    names = [n for n in layout.variables if n != "done" and n in go]
+    for a in range(0, len(pairs), block):
+        part = pairs[a:a + block]
+        io, inew = part[:, 0], part[:, 1]
+        for name in names:
+            src = go[name]
+            dims, dtype, _ = layout.variables[name]
+            vals = src.get_orthogonal_selection((io,) + (slice(None),) * (src.ndim - 1))
+            vals = as_strings(vals).astype(dtype) if np.dtype(dtype).kind in "OU" else np.asarray(vals)
+            dst = layout.empty(name, len(part))
+            if vals.ndim != dst.ndim:
+                continue
+            cut = tuple(slice(0, min(x, y)) for x, y in zip(vals.shape[1:], dst.shape[1:]))
+            dst[(slice(None),) + cut] = vals[(slice(None),) + cut]
+            gn[name].set_orthogonal_selection((inew,) + (slice(None),) * (dst.ndim - 1), dst)
+        gn["done"].set_orthogonal_selection((inew,), np.ones(len(part), dtype=np.int8))
 
 
 def write_region(path: str | Path, layout: Layout, start: int, stop: int, arrays: dict) -> None:
@@ -502,6 +544,6 @@ def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
             p.unlink(missing_ok=True)
 
 
-__all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts", "counts_of",
+__all__ = ["Layout", "make_layout", "create_store", "copy_scenarios", "write_region", "read_region", "read_state", "counts", "counts_of",
            "corrupt_summary", "repair_coordinates",
            "finalize", "series_times", "stored", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]
