@@ -61,6 +61,12 @@ def test_adding_a_level_keeps_the_finished_scenarios_and_runs_only_the_new(grown
     run(spec, ref)
     assert_same_results(ref, store)
     assert '"kept": 4' in after.attrs["growth_history"]
+    # the parameters' MultiIndex selects the nearest level (pandas' MultiIndex alone refuses method=)
+    ds = hpcrail.open_sweep(store)
+    near = ds.sel(slack_mm=11, mass_t=100.5, method="nearest")
+    assert float(near.max_draft_force) == float(ds.sel(slack_mm=10, mass_t=120).max_draft_force)
+    with pytest.raises(KeyError, match="no level within 0.5"):
+        ds.sel(slack_mm=4, method="nearest", tolerance=0.5)
 
 
 def test_growth_by_a_parameter_and_refusals(grown, tmp_path):

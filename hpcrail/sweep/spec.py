@@ -417,9 +417,13 @@ def _levels(ps: ParameterSpec) -> list | None:
 def _coordinate_names(paths: list[str], explicit: list[str | None], reserved: set = RESERVED) -> list[str]:
     """Readable, unique coordinate names: the last path component, extended leftwards until unique
     (``connection_types.autocoupler.slack_mm`` -> ``slack_mm``, or ``autocoupler_slack_mm``) and past
-    the names in ``reserved``."""
+    the names in ``reserved``; a leaf without a unit suffix inside a list entry keeps the list and index
+    (``consist.1.count`` -> ``consist_1_count``, ``detailed.0.position`` -> ``detailed_0_position``)."""
     parts = [p.split(".") for p in paths]
-    k = [1] * len(paths)
+    # a leaf without units inside a list entry names the entry too: consist.1.count -> consist_1_count
+    # (a coordinate called `count` or `position` says nothing of what is counted or placed)
+    k = [3 if len(ps) >= 3 and ps[-2].lstrip("-").isdigit() and parameter_units(p) is None else 1
+         for p, ps in zip(paths, parts)]
 
     def name(i):
         if explicit[i]:
