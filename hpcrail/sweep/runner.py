@@ -48,6 +48,8 @@ class SweepResult:
     warm_seconds: float = 0.0    #: kernel compile/load on a worker before the fan-out
     startup_seconds: float = 0.0  #: cluster start (or connection) and warm-up
     cluster: dict = dataclasses.field(default_factory=dict)  #: the run's cluster events (RunLog.as_dict)
+    tasks: int = 0               #: batch tasks whose results arrived
+    task_seconds: dict = dataclasses.field(default_factory=dict)  #: summed over tasks: prepare, integrate, extract, write, total
 
 
 def _mismatch_reasons(exp: Expansion, attrs: dict, ids: np.ndarray) -> list[str]:
@@ -203,6 +205,12 @@ def _check_shapes(store: Path, layout: Layout) -> None:
         if not ok:
             raise SweepMismatchError(f"{store}: variable {name!r} is missing, unreadable or has another shape than "
                                      "this sweep needs; pass --new to start again")
+        arr = g[name]
+        unit = getattr(arr, "shards", None) or arr.chunks   # the unit a writer rewrites whole
+        if int(unit[0]) != layout.batch_size:
+            raise SweepMismatchError(f"{store}: variable {name!r} is chunked by {unit[0]} scenarios, not by the "
+                                     f"batch of {layout.batch_size}: tasks would share chunks (rewritten or "
+                                     "rechunked by another tool?); pass --new to start again")
 
 
 def todo_mask(state: dict, retry_failed: bool = False) -> np.ndarray:
@@ -527,6 +535,9 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
     def on_result(res: dict):
         sts = [s for _i, s in res["statuses"]]
         result.ran += len(sts)
+        result.tasks += 1
+        for k, v in res.get("seconds", {}).items():
+            result.task_seconds[k] = result.task_seconds.get(k, 0.0) + float(v)
         prog.update(len(sts), sum(1 for s in sts if s not in SUCCESS))
 
     w0 = time.perf_counter()

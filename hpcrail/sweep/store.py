@@ -389,6 +389,10 @@ def write_region(path: str | Path, layout: Layout, start: int, stop: int, arrays
     """Write whole chunks ``[start, stop)`` along ``scenario`` of every variable in ``arrays``
     (name -> numpy array of shape (stop-start, ...)), then — in a second write — mark them done.
     ``arrays`` must not contain ``done``."""
+    if start % layout.batch_size or not (stop - start == layout.batch_size or stop == layout.n_scenarios):
+        # a task owns whole chunks: two writers never share one (no read-modify-write race; zarr-python
+        # issue 3682 lost data exactly so, with dask chunks smaller than shards)
+        raise ValueError(f"region [{start}, {stop}) is not one whole batch of {layout.batch_size} scenarios")
     region = {"scenario": slice(start, stop)}
     data = {name: (layout.variables[name][0], arr) for name, arr in arrays.items() if name != "done"}
     xr.Dataset(data).to_zarr(path, region=region, mode="r+", consolidated=False, zarr_format=2)
