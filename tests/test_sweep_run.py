@@ -308,6 +308,33 @@ def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, referenc
     assert not list(store.rglob("*.partial"))
 
 
+def _mpi_sweep_missing():
+    import shutil
+
+    for mod in ("mpi4py", "dask_mpi"):
+        try:
+            __import__(mod)
+        except ImportError:
+            return f"{mod} is not installed (pip install -e .[mpi])"
+    return None if shutil.which("mpiexec") else "mpiexec is not on PATH (pip install -e .[mpi] provides MPICH's)"
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(_mpi_sweep_missing() is not None and os.environ.get("CI") != "true",
+                    reason=str(_mpi_sweep_missing()))
+def test_an_mpi_allocation_is_a_dask_cluster(grid_spec, reference, tmp_path):
+    """`mpiexec -n 4 hpcrail sweep --cluster mpi` (dask-mpi): rank 0 the scheduler, rank 1 the driver, ranks 2
+    and 3 workers; the store equals the in-process one and only the driver reports."""
+    store = tmp_path / "mpi.zarr"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HPCRAIL_MPI_INTERFACE="lo")
+    cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "hpcrail", "sweep", str(grid_spec), "-o", str(store),
+           "--cluster", "mpi", "--batch-size", "5", "--dashboard-address", "127.0.0.1:0", "-q"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 worker ranks" in r.stdout and r.stdout.count("18/18 done (18 completed") == 1, r.stdout
+    assert_same_results(reference, store)
+
+
 def test_driver_sigkill_then_resume_gives_the_uninterrupted_dataset(tmp_path):
     """`hpcrail sweep` killed with SIGKILL mid-run, re-run with the same command: the store equals
     an uninterrupted run's, every scenario exactly once."""

@@ -23,7 +23,9 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
                                                          help="join the dask scheduler described in FILE"),
           cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local | "
-                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml)"),
+                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml) | "
+                                      "mpi (under mpiexec/srun -n N+2: rank 0 scheduler, rank 1 this driver, N "
+                                      "worker ranks; dask-mpi)"),
           jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="slurm: worker jobs kept running"),
           cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
           memory: Optional[str] = typer.Option(None, "--memory", help="slurm: memory per worker job, e.g. 16GB"),

@@ -398,7 +398,9 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     (``scheduler``/``scheduler_file`` to join one; an embedded LocalCluster of ``workers``
     processes by default).  At most ``max_in_flight`` tasks (default: every batch, up to
     :data:`MAX_SUBMITTED`) are submitted at once, with deterministic keys and ``retries``.  ``cluster="slurm"`` starts worker
-    jobs with the :class:`~hpcrail.sweep.cluster.SlurmOptions` ``slurm``.
+    jobs with the :class:`~hpcrail.sweep.cluster.SlurmOptions` ``slurm``; ``cluster="mpi"`` (under ``mpiexec``/``srun``,
+    dask-mpi) makes rank 0 the scheduler, rank 1 the driver and the other ranks workers — on those ranks this call
+    does not return: the process exits when the sweep ends.
 
     Raises :class:`~hpcrail.config.ConfigError` for a bad spec, :class:`SweepMismatchError`
     when the store holds another study (unless ``new``), ``ValueError`` for bad cluster options.
@@ -414,6 +416,29 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
             raise ValueError(f"scheduler file {scheduler_file} not found")
         if not (scheduler or scheduler_file) and cluster not in CLUSTERS:
             raise ValueError(f"unknown cluster {cluster!r}; allowed: {', '.join(CLUSTERS)}")
+    mpi_close = None
+    if not inline and client is None and cluster == "mpi" and not (scheduler or scheduler_file):
+        # before anything else: every MPI rank but the driver's (1) becomes the scheduler or a worker here and
+        # exits when the sweep ends; only the driver expands the spec and holds the store's lock
+        from hpcrail.sweep.cluster import start_mpi_cluster
+
+        client, mpi_close = start_mpi_cluster(threads, dashboard_address)
+        say(f"mpi: dask scheduler on rank 0, this driver on rank 1, "
+            f"{len(client.scheduler_info().get('workers', {}))} worker ranks")
+    try:
+        return _run_sweep(spec, store, cli_set=cli_set, client=client, scheduler=scheduler,
+                          scheduler_file=scheduler_file, cluster=cluster, workers=workers, threads=threads, mode=mode,
+                          batch_size=batch_size, retry_failed=retry_failed, new=new, inline=inline,
+                          max_in_flight=max_in_flight, retries=retries, dashboard_address=dashboard_address,
+                          progress=progress, say=say, expansion=expansion, slurm=slurm)
+    finally:
+        if mpi_close is not None:
+            mpi_close()
+
+
+def _run_sweep(spec, store, *, cli_set, client, scheduler, scheduler_file, cluster, workers, threads, mode, batch_size,
+               retry_failed, new, inline, max_in_flight, retries, dashboard_address, progress, say, expansion,
+               slurm) -> SweepResult:
     t0 = time.perf_counter()
     exp = expansion or expand(spec, cli_set)
     t_exp = time.perf_counter() - t0
