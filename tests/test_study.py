@@ -160,3 +160,36 @@ def test_a_member_rebuilt_printed_rerun_and_exported(grown, tmp_path):
     r = runner.invoke(_app(), ["export", str(out), "--to", "csv", "--select", "vehicel=1"])
     assert r.exit_code == 2 and "not a dimension or coordinate" in " ".join(r.output.split())
     assert load_results(store).sizes["scenario"] >= 6 and DEMO.exists()
+
+
+def test_a_mixed_train_sweep_keeps_the_consist_series_around_the_wagon(tmp_path):
+    """outputs.series.select: the in-train forces of couplers 3..5 of a mixed train (the detailed wagon is at
+    position 4: couplers 3 and 4 are its own) kept at the sweep's samples, equal to the single run's; the
+    detailed wagon's front coupler force is the consist's coupler 3 (the force its car body feels)."""
+    from hpcrail.kinds import load_scenario
+    from hpcrail.simulate import run_scenario
+    from sweep_helpers import ROOT
+
+    base = ROOT / "configs" / "mixed" / "short_consist_curve.yaml"
+    rate = "vehicle_types.loco.traction.notch_rate_per_s"
+    series = {"interval_s": 0.1, "variables": ["coupler_force", "front_coupler_force"], "select": {"coupler": [3, 5]}}
+    spec = write_spec(tmp_path / "m.yaml", {rate: {"values": [0.5, 2.0]}}, duration=0.6, base=base,
+                      extra={"outputs": {"series": series}})
+    store = tmp_path / "m.zarr"
+    res, _ = run(spec, store)
+    assert res.counts["completed"] == 2
+    ds = xr.open_zarr(store).load()
+    assert ds.coupler_force.dims == ("scenario", "time", "coupler_kept")
+    assert ds.coupler_kept.values.tolist() == [3, 4, 5] and ds.sizes["time"] == 7
+    sc, _ = load_scenario(base, ["simulation.duration_s=0.6", f"{rate}=2.0"])
+    one = run_scenario(sc)
+    assert one.coupler_force.sizes["coupler"] == 5
+    at = one.coupler_force.sel(time=ds.time.values, method="nearest")
+    np.testing.assert_array_equal(ds.coupler_force.values[1], at.isel(coupler=slice(2, 5)).values)
+    np.testing.assert_array_equal(ds.coupler_force.values[1][:, 0], ds.front_coupler_force.values[1][:, 0])
+    bad = write_spec(tmp_path / "b.yaml", {rate: {"values": [0.5]}}, duration=0.6, base=base,
+                     extra={"outputs": {"series": {**series, "select": {"wheel": [1, 2]}}}})
+    from hpcrail.config import ConfigError
+
+    with pytest.raises(ConfigError, match="outputs.series.select.wheel"):
+        run(bad, tmp_path / "b.zarr")

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
@@ -187,6 +187,10 @@ class SeriesOutput(Strict):
 
     interval_s: float = Field(..., ge=1e-6, description="sampling interval of the kept series")
     variables: list[str] = Field(["coupler_force", "speed"], min_length=1)
+    select: Optional[dict[str, list[int]]] = Field(None, description="keep the series only for the labels FIRST.."
+                                                   "LAST (inclusive) of these dimensions, e.g. {coupler: [120, 128]}: "
+                                                   "a mixed train's in-train forces around its detailed wagon; the "
+                                                   "store's dimension is then <dim>_kept")
 
     @field_validator("variables")
     @classmethod
@@ -194,6 +198,24 @@ class SeriesOutput(Strict):
         if len(set(v)) != len(v):
             raise ValueError("series variables listed twice")
         return v
+
+    @field_validator("select")
+    @classmethod
+    def _ranges(cls, v):
+        for dim, r in (v or {}).items():
+            if len(r) != 2 or not 1 <= r[0] <= r[1] <= 10 ** 7:
+                raise ConfigValueError("a range of labels [FIRST, LAST]", field=dim, value=r,
+                                       allowed="[FIRST, LAST] with 1 <= FIRST <= LAST (labels count from 1)")
+        return v
+
+    @model_serializer(mode="wrap")
+    def _without_empty_select(self, handler):
+        # a spec without a selection dumps as before (the stored `outputs` and the study fingerprints of existing
+        # stores stay valid)
+        d = handler(self)
+        if isinstance(d, dict) and d.get("select") is None:
+            d.pop("select", None)
+        return d
 
 
 class Outputs(Strict):
@@ -820,6 +842,14 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         if bad:
             issues.append(ConfigIssue(sdoc.root_file, "outputs.series.variables", f"unknown series of model kind "
                                       f"{kind.name!r}", bad, ", ".join(series)))
+        dims = {d.name: d for d in kind.dims}
+        along = sorted({d for o in kind.outputs if o.role == "series" and o.name in spec.outputs.series.variables
+                        for d in o.dims if d != "time" and dims.get(d) is not None and dims[d].labels == "index"})
+        for dim in spec.outputs.series.select or {}:
+            if dim not in along:
+                issues.append(ConfigIssue(sdoc.root_file, f"outputs.series.select.{dim}", "not a numbered dimension "
+                                          "of the kept series", dim, ", ".join(along) or "none (keep a series along "
+                                          "coupler or vehicle)"))
     if issues:
         raise ConfigError(issues)
     levels = [_levels(ps) for ps in spec.parameters.values()]

@@ -84,6 +84,7 @@ class Layout:
     series: list
     variables: dict  # name -> (dims, dtype, attrs)
     dims: dict = dataclasses.field(default_factory=dict)   #: dimension -> its Dim declaration
+    kept: dict = dataclasses.field(default_factory=dict)   #: "<dim>_kept" -> (dim, first, last) of the series kept
 
     def _sizes(self, scenario: int) -> dict:
         return {"scenario": scenario, **self.sizes}
@@ -163,6 +164,8 @@ def make_layout(exp, batch_size: int) -> Layout:
     dims: dict = {}
     series = []
     note = f"Sampled every {out.series.interval_s:g} s." if out.series else ""
+    select = (out.series.select or {}) if out.series else {}
+    kept = {f"{d}_kept": (d, int(r[0]), int(r[1])) for d, r in select.items()}
     for kname in sorted({p.kind for p in valid}):
         kind = kinds.get(kname)
         pts = [p for p in valid if p.kind == kname]
@@ -176,6 +179,10 @@ def make_layout(exp, batch_size: int) -> Layout:
             if o.name not in used or not stored(o, out):
                 continue
             var = _variable(o, note if o.role == "series" else "")
+            if o.role == "series" and any(d in select for d in o.dims):
+                sel = ", ".join(f"{d} {a}..{b}" for k_, (d, a, b) in kept.items() if d in o.dims)
+                var = (tuple(f"{d}_kept" if d in select else d for d in var[0]), var[1],
+                       {**var[2], "description": f"{var[2]['description']} Kept for {sel} only."})
             if o.name in v and (v[o.name][0], v[o.name][1]) != var[:2]:
                 raise ValueError(f"output {o.name!r} is declared with different dimensions or types by the kinds "
                                  "of this sweep")
@@ -186,8 +193,12 @@ def make_layout(exp, batch_size: int) -> Layout:
     if series:
         times = series_times(max([p.duration for p in valid] + [0.0]), out.series.interval_s)
         sizes["time"] = len(times)
+    used = {d for dims_, _dt, _a in v.values() for d in dims_}
+    kept = {k: r for k, r in kept.items() if k in used}
+    for k, (d, a, b) in kept.items():
+        sizes[k] = b - a + 1
     return Layout(n_scenarios=exp.size, batch_size=batch_size, sizes=sizes, times=times, envelopes=out.envelopes,
-                  series=series, variables=v, dims=dims)
+                  series=series, variables=v, dims=dims, kept=kept)
 
 
 def _coordinates(exp, layout: Layout) -> dict:
@@ -241,6 +252,10 @@ def _coordinates(exp, layout: Layout) -> dict:
             if all(p.coords[cname][1] == values for p in valid):
                 arr = np.asarray(values)
                 c[cname] = (dim, arr.astype(str) if arr.dtype.kind in "OU" else arr, dict(attrs))
+    for k, (d, a, b) in layout.kept.items():
+        long_name = layout.dims[d].long_name if d in layout.dims else d
+        c[k] = (k, np.arange(a, b + 1), {"long_name": f"{long_name} (series kept)", "description": f"The {d}s "
+                                         f"{a}..{b} whose series the sweep kept (outputs.series.select)."})
     if layout.times is not None:
         c["time"] = ("time", layout.times, dict(TIME_ATTRS))
     return c

@@ -78,7 +78,11 @@ def _row_from_dataset(ds, layout: Layout) -> dict:
             v = ds[name].values
             row[name] = str(v) if np.dtype(dtype).kind in "OU" else v.item()
             continue
-        arr = np.asarray(ds[name].values)
+        da = ds[name]
+        for d, a, b in layout.kept.values():     # outputs.series.select: labels a..b (1-based positions)
+            if d in da.dims:
+                da = da.isel({d: slice(a - 1, b)})
+        arr = np.asarray(da.values)
         full = layout.empty(name, 1)[0]
         full[tuple(slice(0, s) for s in arr.shape)] = arr
         row[name] = full
