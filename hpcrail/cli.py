@@ -131,6 +131,50 @@ def run_json(ds, out: Path, figures: list) -> dict:
             "figures": [str(p) for p in figures]}
 
 
+def simulate_to_store(sc, out: Path, *, overwrite: bool = False, quiet: bool = False, say=None, attrs: dict | None = None):
+    """Run the validated scenario ``sc`` (progress on stderr unless ``quiet``, the compile notice through ``say``),
+    add ``attrs`` to its dataset and write it to the run store ``out``; returns the dataset (None on MPI ranks
+    other than 0).  Exits 2 (the store exists, or is not a run store), 4 (it cannot be written) or 130/143 on
+    SIGINT/SIGTERM, saying what was kept — ``hpcrail run`` and ``hpcrail rerun``."""
+    from hpcrail import interrupt
+    from hpcrail._numba import compile_notice
+    from hpcrail.config import canonical_yaml
+    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, write_dataset
+    from hpcrail.simulate import progress_printer, run_scenario
+
+    cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
+    say = say or (lambda text: None)
+
+    def progress(t, t_end, stats):   # also a safe point for Ctrl-C / SIGTERM
+        interrupt.check()
+        if cb is not None:
+            cb(t, t_end, stats)
+
+    with interrupt.handling_interrupts():
+        try:
+            try:
+                with compile_notice(say):
+                    ds = run_scenario(sc, progress=progress, config_yaml=canonical_yaml(sc))
+            finally:
+                close()
+            interrupt.check()
+            if ds is None:
+                return None
+            ds.attrs.update(attrs or {})
+            write_dataset(ds, out, overwrite=overwrite)
+        except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
+            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_CONFIG if not isinstance(exc, StoreWriteError) else EXIT_OUTPUT)
+        except BaseException as exc:
+            if isinstance(exc, interrupt.Interrupted) or (interrupt.requested() and not isinstance(exc, typer.Exit)):
+                kept = "the existing store is unchanged" if out.exists() else "nothing was written"
+                err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
+                                  "again to start over", highlight=False, markup=False, soft_wrap=True)
+                raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+            raise
+    return ds
+
+
 @app.command()
 def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML"),
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
@@ -144,12 +188,8 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
             "writes) | auto; same as --set partition.backend=...")):
     """Run one scenario and write its result dataset to a zarr store."""
-    from hpcrail import interrupt
-    from hpcrail._numba import compile_notice
-    from hpcrail.config import canonical_yaml
     from hpcrail.kinds import load_scenario
-    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, check_output, write_dataset
-    from hpcrail.simulate import progress_printer, run_scenario
+    from hpcrail.results.store import OutputPathError, StoreExistsError, check_output
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]
@@ -166,36 +206,11 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         except (StoreExistsError, OutputPathError) as exc:
             err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
             raise typer.Exit(EXIT_CONFIG)
-    cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
     say = (lambda text: None) if json_ or not root else (
         lambda text: err_console.print(text, highlight=False, soft_wrap=True))
-
-    def progress(t, t_end, stats):   # also a safe point for Ctrl-C / SIGTERM
-        interrupt.check()
-        if cb is not None:
-            cb(t, t_end, stats)
-
-    with interrupt.handling_interrupts():
-        try:
-            try:
-                with compile_notice(say):
-                    ds = run_scenario(sc, progress=progress, config_yaml=canonical_yaml(sc))
-            finally:
-                close()
-            interrupt.check()
-            if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
-                return
-            write_dataset(ds, out, overwrite=overwrite)
-        except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
-            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(EXIT_CONFIG if not isinstance(exc, StoreWriteError) else EXIT_OUTPUT)
-        except BaseException as exc:
-            if isinstance(exc, interrupt.Interrupted) or (interrupt.requested() and not isinstance(exc, typer.Exit)):
-                kept = "the existing store is unchanged" if out.exists() else "nothing was written"
-                err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
-                                  "again to start over", highlight=False, markup=False, soft_wrap=True)
-                raise typer.Exit(interrupt.EXIT_INTERRUPTED)
-            raise
+    ds = simulate_to_store(sc, out, overwrite=overwrite, quiet=quiet, say=say)
+    if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
+        return
     status = str(ds["status"].values)
     figures: list = []
     if plot:

@@ -36,3 +36,11 @@ def assert_same_results(a: Path, b: Path) -> None:
     da, db = load_results(a), load_results(b)
     xr.testing.assert_identical(da, db)
     assert np.asarray(da.done.values).all()
+
+
+def cli_app():
+    """The hpcrail typer app with every command registered (for ``typer.testing.CliRunner``)."""
+    from hpcrail import cli
+
+    cli._load_command_modules()
+    return cli.app

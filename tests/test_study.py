@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
-from sweep_helpers import DEMO, assert_same_results, load_results, write_spec
+from sweep_helpers import DEMO, assert_same_results, cli_app, load_results, write_spec
 from typer.testing import CliRunner
 
 import hpcrail
@@ -21,13 +21,6 @@ def run(spec, store, **kw):
     said = []
     res = run_sweep(spec, store, inline=True, progress=False, say=said.append, **kw)
     return res, said
-
-
-def _app():
-    from hpcrail import cli
-
-    cli._load_command_modules()
-    return cli.app
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +101,7 @@ def test_a_member_rebuilt_printed_rerun_and_exported(grown, tmp_path):
     i = 5
     sid = str(ds.scenario_id.values[i])
     runner = CliRunner()
-    r = runner.invoke(_app(), ["scenario", str(store), sid[:8]])
+    r = runner.invoke(cli_app(), ["scenario", str(store), sid[:8]])
     assert r.exit_code == 0, r.output
     one = tmp_path / "one.yaml"
     one.write_text(r.stdout)
@@ -116,11 +109,11 @@ def test_a_member_rebuilt_printed_rerun_and_exported(grown, tmp_path):
     assert config_hash(sc) == sid
     assert sc.connection_types["autocoupler"].slack_mm == float(ds.slack_mm.values[i])
     assert config_hash(hpcrail.study_scenario(store, i)) == sid
-    bad = runner.invoke(_app(), ["scenario", str(store), "nosuchid"])
+    bad = runner.invoke(cli_app(), ["scenario", str(store), "nosuchid"])
     assert bad.exit_code == 2 and "no scenario 'nosuchid'" in " ".join(bad.output.split())
     # the re-run: every output at the scenario's own sampling, the study's metrics bit for bit
     out = tmp_path / "one.zarr"
-    r = runner.invoke(_app(), ["rerun", str(store), sid, "-o", str(out), "-q"])
+    r = runner.invoke(cli_app(), ["rerun", str(store), sid, "-o", str(out), "-q"])
     assert r.exit_code == 0, r.output
     full = xr.open_zarr(out).load()
     assert full.attrs["config_hash"] == sid and full.attrs["study_scenario"] == i
@@ -135,7 +128,7 @@ def test_a_member_rebuilt_printed_rerun_and_exported(grown, tmp_path):
 
     from hpcrail.analysis.export import read_csv
 
-    r = runner.invoke(_app(), ["export", str(store), "--to", "csv", "-o", str(tmp_path / "csv")])
+    r = runner.invoke(cli_app(), ["export", str(store), "--to", "csv", "-o", str(tmp_path / "csv")])
     assert r.exit_code == 0, r.output
     table, units = read_csv(tmp_path / "csv" / "scalars.csv")
     assert units["max_draft_force"] == "N" and units["slack_mm"] == "mm" and units["wall_time"] == "s"
@@ -151,13 +144,13 @@ def test_a_member_rebuilt_printed_rerun_and_exported(grown, tmp_path):
     assert nc.sizes["scenario"] == want.size >= 1 and nc.max_draft_force.attrs["units"] == "N"
     np.testing.assert_array_equal(nc.max_draft_force.values, ds.max_draft_force.values[want])
     np.testing.assert_array_equal(nc.scenario_id.values, ds.scenario_id.values[want])
-    r = runner.invoke(_app(), ["export", str(out), "--to", "mat", "--select", "coupler=2:4", "--var", "coupler_force"])
+    r = runner.invoke(cli_app(), ["export", str(out), "--to", "mat", "--select", "coupler=2:4", "--var", "coupler_force"])
     assert r.exit_code == 0, r.output
     m = loadmat(str(tmp_path / "one.mat"), simplify_cells=True)
     assert m["units"]["coupler_force"] == "N" and m["dims"]["coupler_force"] == "time,coupler"
     np.testing.assert_array_equal(m["coupler_force"], full.coupler_force.sel(coupler=[2, 3, 4]).values)
     np.testing.assert_array_equal(m["coupler"], [2, 3, 4])
-    r = runner.invoke(_app(), ["export", str(out), "--to", "csv", "--select", "vehicel=1"])
+    r = runner.invoke(cli_app(), ["export", str(out), "--to", "csv", "--select", "vehicel=1"])
     assert r.exit_code == 2 and "not a dimension or coordinate" in " ".join(r.output.split())
     assert load_results(store).sizes["scenario"] >= 6 and DEMO.exists()
 

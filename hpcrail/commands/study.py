@@ -44,12 +44,8 @@ def rerun(store: Path = typer.Argument(..., help="study store (zarr) of hpcrail 
           quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output")):
     """Run one member of a study again with every output of its kind (all series at the scenario's own
     sampling), into a run store: what `hpcrail plot` and `hpcrail report` draw in full."""
-    from hpcrail import interrupt
-    from hpcrail._numba import compile_notice
-    from hpcrail.cli import EXIT_FAILED_RUN, EXIT_OUTPUT, print_metrics, status_line
-    from hpcrail.config import canonical_yaml
-    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, check_output, write_dataset
-    from hpcrail.simulate import progress_printer, run_scenario
+    from hpcrail.cli import EXIT_FAILED_RUN, print_metrics, simulate_to_store, status_line
+    from hpcrail.results.store import OutputPathError, StoreExistsError, check_output
 
     m = _member_or_exit(store, which)
     out = output or store.with_name(f"{store.name.removesuffix('.zarr')}_{m.index}.zarr")
@@ -62,30 +58,10 @@ def rerun(store: Path = typer.Argument(..., help="study store (zarr) of hpcrail 
     vals = ", ".join(f"{k}={v}" for k, v in m.values.items())
     err_console.print(f"re-running scenario {m.index} ({m.id}; {vals}) of {store} with every output -> {out}",
                       highlight=False, markup=False, soft_wrap=True)
-    cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
-
-    def progress(t, t_end, stats):
-        interrupt.check()
-        if cb is not None:
-            cb(t, t_end, stats)
-
     say = (lambda text: None) if quiet else (lambda text: err_console.print(text, highlight=False, soft_wrap=True))
-    with interrupt.handling_interrupts():
-        try:
-            try:
-                with compile_notice(say):
-                    ds = run_scenario(sc, progress=progress, config_yaml=canonical_yaml(sc))
-            finally:
-                close()
-            ds.attrs.update(study_store=str(store.resolve()), study_scenario=int(m.index), study_scenario_id=m.id)
-            write_dataset(ds, out, overwrite=overwrite)
-        except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
-            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(EXIT_CONFIG if not isinstance(exc, StoreWriteError) else EXIT_OUTPUT)
-        except interrupt.Interrupted:
-            err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): nothing was written",
-                              highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+    ds = simulate_to_store(sc, out, overwrite=overwrite, quiet=quiet, say=say,
+                           attrs={"study_store": str(store.resolve()), "study_scenario": int(m.index),
+                                  "study_scenario_id": m.id})
     if not quiet:
         print_metrics(ds)
     console.print(status_line(ds), highlight=False, soft_wrap=True)

@@ -71,24 +71,13 @@ def read_run_file(store: str | Path) -> dict | None:
 
 def cluster_summary(info: dict) -> str:
     """One line about the cluster events of a run ("" when nothing happened)."""
-    parts = []
-    lost, joined = int(info.get("workers_lost", 0)), int(info.get("workers_joined", 0))
-    retired = int(info.get("workers_retired", 0))
-    restarted, retried = int(info.get("tasks_restarted", 0)), int(info.get("task_retries", 0))
-    failed = len(info.get("failed_tasks", []) or [])
-    if lost:
-        parts.append(f"{lost} worker{'s' if lost != 1 else ''} lost")
-    if retired:
-        parts.append(f"{retired} worker{'s' if retired != 1 else ''} retired")
-    if joined:
-        parts.append(f"{joined} worker{'s' if joined != 1 else ''} joined (restarted or replaced)")
-    if restarted:
-        parts.append(f"{restarted} task{'s' if restarted != 1 else ''} restarted on another worker")
-    if retried:
-        parts.append(f"{retried} task attempt{'s' if retried != 1 else ''} failed and retried")
-    if failed:
-        parts.append(f"{failed} task{'s' if failed != 1 else ''} failed after their retries")
-    return ", ".join(parts)
+    counts = [(int(info.get("workers_lost", 0)), "worker", "lost"),
+              (int(info.get("workers_retired", 0)), "worker", "retired"),
+              (int(info.get("workers_joined", 0)), "worker", "joined (restarted or replaced)"),
+              (int(info.get("tasks_restarted", 0)), "task", "restarted on another worker"),
+              (int(info.get("task_retries", 0)), "task attempt", "failed and retried"),
+              (len(info.get("failed_tasks", []) or []), "task", "failed after their retries")]
+    return ", ".join(f"{n} {what}{'s' if n != 1 else ''} {how}" for n, what, how in counts if n)
 
 
 class RunLog:
