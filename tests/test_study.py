@@ -155,6 +155,7 @@ def test_a_member_rebuilt_printed_rerun_and_exported(grown, tmp_path):
     assert load_results(store).sizes["scenario"] >= 6 and DEMO.exists()
 
 
+@pytest.mark.xdist_group("mixed_train")   # the worker that loads the mixed-train kernels (conftest.MIXED_GROUP)
 def test_a_mixed_train_sweep_keeps_the_consist_series_around_the_wagon(tmp_path):
     """outputs.series.select: the in-train forces of couplers 3..5 of a mixed train (the detailed wagon is at
     position 4: couplers 3 and 4 are its own) kept at the sweep's samples, equal to the single run's; the
@@ -186,3 +187,41 @@ def test_a_mixed_train_sweep_keeps_the_consist_series_around_the_wagon(tmp_path)
 
     with pytest.raises(ConfigError, match="outputs.series.select.wheel"):
         run(bad, tmp_path / "b.zarr")
+
+
+def test_the_run_log_counts_cluster_events_and_status_reads_them(tmp_path):
+    """Scheduler and task events (as dask delivers them) become counts, lines said at once, the run file and
+    the one-line summary of the progress line, the final summary and `hpcrail status`."""
+    from hpcrail.commands.sweep import status_json
+    from hpcrail.sweep.runlog import RunLog, cluster_summary, read_run_file, run_file
+
+    said = []
+    store = tmp_path / "s.zarr"
+    log = RunLog(store, say=said.append, prefix="hpcrail_s")
+    log.listening = True
+    log.scheduler_event((1.0, {"action": "remove-worker", "worker": "tls://w1", "expected": False,
+                               "processing-tasks": ["hpcrail_s-f-00000004", "other-key"]}))
+    log.scheduler_event((2.0, {"action": "add-worker", "worker": "tls://w3"}))
+    log.task_event((3.0, {"action": "attempt-failed", "key": "hpcrail_s-f-00000008", "start": 8, "stop": 12,
+                          "worker": "tls://w2", "error": "OSError: disk full"}))
+    log.task_event((4.0, {"action": "attempt-failed", "key": "hpcrail_s-f-00000008", "start": 8, "stop": 12}))
+    log.task_failed("hpcrail_s-f-00000008", "task hpcrail_s-f-00000008 failed after 1 retries")
+    log.scheduler_event((5.0, {"action": "remove-worker", "worker": "tls://w3", "expected": True,
+                               "processing-tasks": []}))
+    info = log.as_dict()
+    assert (info["workers_lost"], info["workers_joined"], info["workers_retired"], info["tasks_restarted"],
+            info["task_retries"], info["failed_tasks"]) == (1, 1, 1, 1, 1, ["hpcrail_s-f-00000008"])
+    assert cluster_summary(info) == ("1 worker lost, 1 worker retired, 1 worker joined (restarted or replaced), "
+                                     "1 task restarted on another worker, 1 task attempt failed and retried, "
+                                     "1 task failed after their retries")
+    assert said[0].startswith("warning: worker tls://w1 lost") and "1 of its tasks restarted" in said[0]
+    assert "scenarios 8..11" in said[2] and "disk full" in said[2]
+    log.finish("finished")
+    back = read_run_file(store)
+    assert back["state"] == "finished" and back["workers_lost"] == 1 and len(back["events"]) == 6
+    assert run_file(store).name == ".s.zarr.run.json"
+    log.listening = False
+    log.scheduler_event((6.0, {"action": "remove-worker", "worker": "tls://w2", "processing-tasks": []}))
+    assert log.workers_lost == 1                          # the cluster closing after the run is no event of it
+    assert status_json(store, {"done": np.ones(2, bool), "status": np.array(["completed"] * 2, dtype=object),
+                               "attrs": {}}, 0)["run"]["task_retries"] == 1
