@@ -167,8 +167,12 @@ def _grow(exp: Expansion, store: Path, state: dict, batch_size: int | None, say:
     bs = batch_size or int(attrs.get("batch_size", 0)) or exp.batch_size()
     layout = make_layout(exp, bs)
     n_old = int(attrs.get("n_scenarios", state["done"].size))
-    say(f"growing the study {store}: {n_old} -> {exp.size} scenarios; keeping its {len(pairs)} finished scenarios "
-        f"(same ids), {exp.size - len(pairs)} to run")
+    if exp.size == n_old == len(pairs):
+        say(f"updating the study {store} to the spec (its parameters or their coordinate names changed, every "
+            "scenario is the same): keeping all its scenarios")
+    else:
+        say(f"growing the study {store}: {n_old} -> {exp.size} scenarios; keeping its {len(pairs)} finished "
+            f"scenarios (same ids), {exp.size - len(pairs)} to run")
     tag = uuid.uuid4().hex[:8]
     tmp = store.with_name(f".{store.name}.{tag}.creating")
     create_store(exp, tmp, layout)
