@@ -132,7 +132,11 @@ def to_csv(ds: xr.Dataset, out: Path) -> list[Path]:
             idx = pd.MultiIndex.from_product([np.arange(sub.sizes[d]) for d in dims], names=list(dims))
             cols = {}
             pos = {d: idx.get_level_values(d).to_numpy() for d in dims}
-            for c, cv in sub.coords.items():
+            # the dimensions' own coordinates first (scenario, time, coupler ...), then the ids and parameters
+            order = sorted(sub.coords, key=lambda c: (c not in dims, dims.index(c) if c in dims else 0,
+                                                      c != "scenario_id"))
+            for c in order:
+                cv = sub.coords[c]
                 if not cv.dims or not set(cv.dims) <= set(dims):
                     continue
                 vals = np.asarray(cv.values)
