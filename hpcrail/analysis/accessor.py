@@ -114,11 +114,12 @@ class HpcrailAccessor:
                 ds = ds.drop_vars("scenario_index").assign_coords(scenario=("scenario", idx.values, idx.attrs))
         return ds
 
-    def indexed(self) -> xr.Dataset:
+    def indexed(self, nearest: bool = True) -> xr.Dataset:
         """The dataset indexed by the swept parameters (a pandas MultiIndex along ``scenario``;
         the scenario number is kept as the coordinate ``scenario_index``), so that
         ``.sel(slack_mm=10)`` selects every scenario with that value and
-        ``.sel(slack_mm=10, mass_t=100)`` combines parameters."""
+        ``.sel(slack_mm=10, mass_t=100)`` combines parameters; with ``nearest`` (several parameters), also
+        ``.sel(slack_mm=12, method="nearest")`` (:class:`NearestMultiIndex`)."""
         if self._level_names():
             return self._ds
         ds = self._ds
@@ -131,9 +132,16 @@ class HpcrailAccessor:
             ds = ds.assign_coords(scenario_index=("scenario", np.asarray(ds["scenario"].values),
                                                   {"long_name": "scenario index in the sweep"}))
         ds = ds.set_index(scenario=params)
+        if not nearest:
+            return ds
         idx = ds.xindexes["scenario"]
         near = NearestMultiIndex(idx.index, idx.dim, level_coords_dtype=idx.level_coords_dtype)
-        return ds.assign_coords(xr.Coordinates.from_xindex(near))
+        names = ["scenario", *params]
+        attrs = {n: dict(ds[n].attrs) for n in names}
+        ds = ds.drop_vars(names).assign_coords(xr.Coordinates.from_xindex(near))
+        for n in names:
+            ds[n].attrs.update(attrs[n])
+        return ds
 
     def is_grid(self) -> bool:
         """True when the scenarios are the full cartesian product of the parameters' levels, each once
@@ -164,7 +172,7 @@ class HpcrailAccessor:
         if len(params) == 1:
             p = params[0]
             return flat.drop_indexes(p, errors="ignore").swap_dims(scenario=p).drop_vars("scenario", errors="ignore")
-        return flat.hpcrail.indexed().unstack("scenario")
+        return flat.hpcrail.indexed(nearest=False).unstack("scenario")
 
     def completed(self) -> xr.Dataset:
         """Scenarios that ran to their end (status completed or event_stop)."""
