@@ -49,7 +49,7 @@ def _index(ids: np.ndarray, which, store: Path) -> int:
     """The index of ``which`` (a scenario index, an id or an unambiguous id prefix of at least 4 characters)."""
     n = ids.size
     text = str(which).strip()
-    if isinstance(which, (int, np.integer)) or text.isdigit():
+    if isinstance(which, (int, np.integer)) or (text.isdigit() and len(text) < 16):   # ids are 16 hex digits
         i = int(text)
         if not 0 <= i < n:
             raise MemberError(f"{store} has scenarios 0..{n - 1}, not {i}")
