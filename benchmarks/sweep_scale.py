@@ -19,7 +19,7 @@ an embedded LocalCluster (``--workers`` single-threaded worker processes) writin
 Usage::
 
     python benchmarks/sweep_scale.py                     # 100 000 scenarios (an hour or more on 2 loaded cores)
-    python benchmarks/sweep_scale.py --scenarios 5000    # a quick check
+    python benchmarks/sweep_scale.py --scenarios 10000 --baseline 1024 --out benchmarks/results/sweep_scale_10k.md
 
 Writes benchmarks/results/sweep_scale.md (and .json).  Record of the load with every figure.
 """
@@ -124,6 +124,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--baseline", type=int, default=2048, help="scenarios of the in-process baseline")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--out", type=Path, default=OUT, help="report (markdown; the JSON beside it)")
     args = ap.parse_args()
     from distributed import Client, LocalCluster, get_task_stream
 
@@ -195,10 +196,10 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    report(res)
+    report(res, args.out)
 
 
-def report(r: dict) -> None:
+def report(r: dict, out: Path = OUT) -> None:
     import subprocess
 
     n = r["scenarios"]
@@ -247,9 +248,9 @@ def report(r: dict) -> None:
     lines += [f"| {a} | {v} | {p} |" for a, v, p in rows]
     lines += ["", f"Cluster events of the run: {d['cluster'].get('workers_lost', 0)} workers lost, "
               f"{d['cluster'].get('task_retries', 0)} retries.  Completed: {d['completed']:,} of {n:,}."]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n")
-    OUT.with_suffix(".json").write_text(json.dumps(r, indent=1, default=str))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    out.with_suffix(".json").write_text(json.dumps(r, indent=1, default=str))
     print("\n".join(lines))
 
 
