@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import pytest
-from sweep_helpers import ROOT, assert_same_results, load_results, write_spec
+from sweep_helpers import ROOT, assert_same_results, load_results, wait_for_handler, write_spec
 
 from hpcrail.sweep.runner import run_sweep
 
@@ -79,6 +79,8 @@ def test_driver_and_worker_kill_campaign(tmp_path):
         before = done(store)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+        if sig == signal.SIGTERM:   # from the moment hpcrail's entry point runs: before it, in the interpreter's
+            wait_for_handler(proc)  # own start, no Python code can catch a signal (tests/test_signals.py)
         # at a random moment from the start (import, kernel loading, lock, creation, batches), or, on
         # every other kill, at a random moment after the next batch is done (mid-batch or mid-write)
         deadline = time.time() + (float(rng.uniform(0.3, 5.0)) if i % 2 == 0 else 120.0)
