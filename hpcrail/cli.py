@@ -85,6 +85,22 @@ def config_error_exit(exc: ConfigError) -> None:
     raise typer.Exit(EXIT_CONFIG)
 
 
+def build_error_exit(exc: Exception, scenario) -> None:
+    """An exception other than a configuration problem raised while a validated scenario's model was built
+    or run (an input the validation let through, or a defect): one line naming the scenario and the
+    exception, exit code 3 (:data:`EXIT_FAILED_RUN`), never a traceback — unless ``HPCRAIL_TRACEBACK=1``,
+    which re-raises it (to report a defect)."""
+    if os.environ.get("HPCRAIL_TRACEBACK", "").strip() not in ("", "0"):
+        raise exc
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    err_console.print(f"error: {scenario}: the model could not be built or run: {type(exc).__name__}: {text} "
+                      "(a value the validation let through; set HPCRAIL_TRACEBACK=1 to see where it failed)",
+                      highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(EXIT_FAILED_RUN)
+
+
 def print_metrics(ds) -> None:
     """The kind's summary outputs of a run dataset (display units) as a table."""
     from hpcrail import kinds
@@ -147,14 +163,14 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     from hpcrail import interrupt
     from hpcrail._numba import compile_notice
     from hpcrail.config import canonical_yaml
-    from hpcrail.kinds import load_scenario
+    from hpcrail.kinds import load_scenario, locate_issues
     from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, check_output, write_dataset
     from hpcrail.simulate import progress_printer, run_scenario
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]
     try:
-        sc, _doc = load_scenario(scenario, set_)
+        sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0
@@ -195,6 +211,10 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
                 err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
                                   "again to start over", highlight=False, markup=False, soft_wrap=True)
                 raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+            if isinstance(exc, ConfigError):   # found while building the model: located like a validation error
+                config_error_exit(locate_issues(exc, doc))
+            if isinstance(exc, Exception) and not isinstance(exc, typer.Exit):
+                build_error_exit(exc, scenario)
             raise
     status = str(ds["status"].values)
     figures: list = []

@@ -56,10 +56,10 @@ from pydantic import Field, field_validator, model_validator
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
 from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
-from hpcrail.config.errors import ConfigValueError
+from hpcrail.config.errors import ConfigValueError, content_summary
 from hpcrail.config.loading import (
     _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, override_issue,
-    parse_override, read_yaml, set_path, validate,
+    parse_override, read_yaml, scenario_folder, set_path, validate,
 )
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
@@ -482,7 +482,7 @@ def overlay_document(base: Document, overrides: dict, spec_file: Path | str = "s
         _copy_along(tree, parts)
         set_path(tree, parts, value)
         origins[tuple(int(p) if p.isdigit() else p for p in parts)] = _display(Path(spec_file))
-    return Document(tree=tree, root_file=base.root_file, origins=origins)
+    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside)
 
 
 def _label(value) -> Any:
@@ -661,19 +661,21 @@ def load_spec(path: str | Path | dict) -> tuple[SweepSpec, Document, str]:
     root = read_yaml(path) if tree is None else _fix_numbers(tree)
     doc = Document(tree=root, root_file=_display(path) if tree is None else "<sweep spec>")
     if not isinstance(root, dict):
-        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping", root)])
+        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping",
+                                       content_summary(root), allowed="a YAML mapping with base and parameters")])
     spec = validate(SweepSpec, doc, lambda s, d: _check_spec(s, d, path))
     text = path.read_text() if tree is None else yaml.safe_dump(tree, sort_keys=False)
     return spec, doc, text
 
 
-def _resolve_value(value, where: Path, cache: dict):
+def _resolve_value(value, where: Path, cache: dict, folder: Path | None = None):
     """Component files given as values (``../connections/x.yaml``) are loaded like includes,
-    relative to the directory ``where``."""
+    relative to the directory ``where``; values of files outside ``folder`` (the spec's) are never shown
+    in errors."""
     if isinstance(value, str) and value.lower().endswith((".yaml", ".yml")):
         key = (str(where), value)
         if key not in cache:
-            cache[key] = load_document(where / value).tree
+            cache[key] = load_document(where / value, folder=folder, named_by=repr(value)).tree
         return cache[key]
     return value
 
@@ -704,7 +706,7 @@ def _unknown_path_issue(spec_file: str, where: str, path: str, canon: dict) -> C
 
 
 def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterSpec, levels: list | None,
-                 where: Path, files: dict) -> list[ConfigIssue]:
+                 where: Path, files: dict, folder: Path | None = None) -> list[ConfigIssue]:
     """Values of a parameter that its field refuses whatever the other fields are (type, finiteness,
     range): each is a spec error naming the value, not an ``invalid`` scenario.  Discrete sources
     check every level (component files resolved), distributions their bounds (``uniform``,
@@ -723,7 +725,7 @@ def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterS
     src = ps.source
     if levels is not None:
         checks = [(f"parameters.{path}.{src}" + (f".{i}" if src == "values" else ""), v,
-                   _resolve_value(v, where, files)) for i, v in enumerate(levels)]
+                   _resolve_value(v, where, files, folder)) for i, v in enumerate(levels)]
     elif src in ("uniform", "loguniform"):
         checks = [(f"parameters.{path}.{src}.{i}", v, v) for i, v in enumerate(getattr(ps, src))]
     else:
@@ -770,13 +772,15 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     spec_file, _tree = spec_source(path)
     spec, sdoc, text = load_spec(path)
     files: dict = {}
-    base = load_document(spec_file.parent / spec.base)
+    folder = scenario_folder(spec_file)   # errors never show values of files outside the spec's folder
+    base = load_document(spec_file.parent / spec.base, folder=folder, named_by=f"{sdoc.root_file}: base = "
+                         f"{spec.base!r}")
     issues = []
     for key, value in spec.set.items():
         try:
             parts = key.split(".")
             _copy_along(base.tree, parts)
-            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files))
+            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files, folder))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = sdoc.root_file
         except (KeyError, IndexError) as exc:
             issues.append(override_issue(sdoc.root_file, f"set.{key}={value!r}", exc))
@@ -786,7 +790,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         try:
             parts, value = parse_override(text_)
             _copy_along(base.tree, parts)
-            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files))
+            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files, folder))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "--set"
         except (ValueError, KeyError, IndexError) as exc:
             issues.append(override_issue("--set", text_, exc))
@@ -820,7 +824,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         raise ConfigError(issues)
     levels = [_levels(ps) for ps in spec.parameters.values()]
     for (path, ps), lv in zip(spec.parameters.items(), levels):
-        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files)
+        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files, folder)
     if spec.outputs.series is not None:
         issues += _series_issues(spec, kind, base_sc, sdoc.root_file)
     if issues:
@@ -836,7 +840,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     points = []
     shared: dict = {}
     for i, vals in enumerate(design_values(spec, levels)):
-        overrides = {p: _resolve_value(v, spec_file.parent, files) for p, v in zip(paths, vals)}
+        overrides = {p: _resolve_value(v, spec_file.parent, files, folder) for p, v in zip(paths, vals)}
         pt = Point(index=i, values=tuple(_label(v) for v in vals), overrides=overrides, id="")
         try:
             sc = validate_document(overlay_document(base, overrides, spec_file))

@@ -34,6 +34,8 @@ from hpcrail.kinds.railway_vehicle.schema import (
 KMH = 1.0 / 3.6
 #: spirals of the track become this many constant-curvature route sections (curving resistance only)
 SPIRAL_STEPS = 8
+#: most samples of the detailed vehicles' series (every output of a railway vehicle per sample)
+MAX_DETAILED_SAMPLES = 2_000_000
 
 
 class DetailedVehicle(Strict):
@@ -258,9 +260,10 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     if ens.step_m > ens.window_m:
         add(("output", "en14363", "step_m"), "the sliding-mean step must not exceed its window", ens.step_m)
     k = sc.simulation.duration_s / sc.output.interval_s
-    if k > 2_000_000:
-        add(("output", "interval_s"), "too many samples of the detailed vehicles", sc.output.interval_s,
-            f"≥ {sc.simulation.duration_s / 2e6:.3g} s")
+    if k > MAX_DETAILED_SAMPLES:
+        add(("output", "interval_s"), f"{k:.3g} samples of the detailed vehicles' series (duration / interval)",
+            sc.output.interval_s, f"≥ {sc.simulation.duration_s / MAX_DETAILED_SAMPLES:.3g} s for this duration "
+            f"(at most {MAX_DETAILED_SAMPLES:,} samples)")
     # every detailed vehicle starts on the track
     lens = [ltd.vehicle_types[t].length_m for t in ltd.vehicle_type_names()]
     s = sc.front_start_m - 0.5 * lens[0]
