@@ -82,6 +82,24 @@ def test_an_unwritable_folder_is_refused_before_anything_is_computed(tmp_path):
         check_output(a_file / "out.zarr")         # its folder is a file
 
 
+def test_a_store_is_never_written_inside_another_store(tmp_path):
+    """``run -o store.zarr/inner.zarr`` wrote a store inside a store (issue 31 item 7): a stray group of the
+    outer store, lost when it is rewritten.  Refused before anything is computed, at any depth, also for a
+    sweep store's folder and for zarr stores that are not hpcrail's."""
+    outer = write_dataset(small_ds(1.0), tmp_path / "r.zarr")
+    for path in (outer / "inner.zarr", outer / "v" / "deeper" / "x.zarr"):
+        with pytest.raises(OutputPathError, match="inside the zarr store"):
+            check_output(path)
+        with pytest.raises(OutputPathError, match="inside the zarr store"):
+            write_dataset(small_ds(2.0), path)
+    from hpcrail.results.store import check_writable
+
+    with pytest.raises(OutputPathError, match="inside the zarr store"):   # a sweep checks its store's folder
+        check_writable(outer)
+    assert sorted(p.name for p in outer.iterdir() if p.name.endswith(".zarr")) == []
+    write_dataset(small_ds(2.0), tmp_path / "next_to_it.zarr")            # beside a store: as before
+
+
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
 def test_a_failed_write_leaves_no_half_store_and_the_old_store_intact(tmp_path, monkeypatch, code):
     store = write_dataset(small_ds(1.0), tmp_path / "r.zarr")
