@@ -296,6 +296,7 @@ class Expansion:
     parameters: list[Parameter]
     points: list[Point]
     file_values: dict                #: component-file label -> loaded tree
+    warnings: list = dataclasses.field(default_factory=list)   #: what the study should know (duplicate levels)
 
     @property
     def size(self) -> int:
@@ -857,7 +858,42 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             pt.id = "x" + hashlib.sha256(blob.encode()).hexdigest()[:15]
         points.append(pt)
     return Expansion(spec=spec, spec_file=spec_file, spec_text=text, cli_set=list(cli_set), base_doc=base,
-                     base_hash=base_hash, parameters=params, points=points, file_values=files)
+                     base_hash=base_hash, parameters=params, points=points, file_values=files,
+                     warnings=duplicate_warnings(spec, sdoc.root_file, levels, points))
+
+
+def _level_key(v) -> str:
+    """Equal levels have equal keys (``10`` and ``10.0`` set a field to the same value)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return repr(float(v))
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def duplicate_warnings(spec: SweepSpec, spec_file: str, levels: list, points: list) -> list[str]:
+    """Warnings about scenarios a ``grid``/``zip`` study runs more than once: a level given twice (``values:
+    [10, 20, 10]``, a ``linspace`` whose rounded values repeat), and scenarios with the same id (the same
+    canonical scenario from different levels, e.g. a level equal to another after validation).  Sampled
+    designs repeat discrete levels by construction and get none."""
+    if spec.design not in ("grid", "zip"):
+        return []
+    out = []
+    for (path, _ps), lv in zip(spec.parameters.items(), levels):
+        if lv is None:
+            continue
+        seen: dict = {}
+        for v in lv:
+            seen.setdefault(_level_key(v), []).append(v)
+        dup = [vs[0] for vs in seen.values() if len(vs) > 1]
+        if dup:
+            shown = ", ".join(repr(_label(v)) for v in dup[:5]) + (" …" if len(dup) > 5 else "")
+            out.append(f"{spec_file}: parameters.{path}: level{'s' if len(dup) > 1 else ''} {shown} given more than "
+                       f"once: the {spec.design} runs the same scenarios again (remove the repeated levels)")
+    ids = [p.id for p in points if p.error is None]
+    n_dup = len(ids) - len(set(ids))
+    if n_dup and not out:
+        out.append(f"{spec_file}: {n_dup} of the {len(points)} scenarios are the same scenario as another one (the "
+                   "same scenario id after validation): they are run again")
+    return out
 
 
 def describe_point(pt: Point, sc, shared: dict | None = None) -> None:
