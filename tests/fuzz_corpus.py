@@ -211,6 +211,9 @@ def scenario_cases(rng: random.Random) -> list[Case]:
             out.append(Case("scenario", f, key, [1, 2], "list for a mapping"))
             out.append(Case("scenario", f, key, None, "removed"))
     out += [Case("scenario", f, p, v, "targeted") for f, p, v in TARGETED]
+    mixed = "configs/mixed/short_consist_curve.yaml"   # the track reversed: the wagon starts in the canted curve
+    out.append(Case("scenario", mixed, "track.sections", list(reversed(_load(mixed).tree["track"]["sections"])),
+                    "reversed track"))
     return out
 
 

@@ -192,6 +192,30 @@ class MixedTrainScenario(Scenario):
         return self
 
 
+def _not_level_tangent(track: Track, s0: float, s1: float):
+    """``(index, section)`` of the first track section overlapping [s0, s1] [m] that is not a tangent without
+    cant, or None."""
+    pos = 0.0
+    for i, sec in enumerate(track.sections):
+        a, b = pos, pos + sec.length_m
+        pos = b
+        if b <= s0 or a >= s1:
+            continue
+        if sec.kind != "tangent" or (sec.cant_mm or 0.0) != 0.0:
+            return i, sec
+    return None
+
+
+def _level_start_m(track: Track) -> float:
+    """Length [m] of the straight level track the track starts with (0 if it starts otherwise)."""
+    pos = 0.0
+    for sec in track.sections:
+        if sec.kind != "tangent" or (sec.cant_mm or 0.0) != 0.0:
+            break
+        pos += sec.length_m
+    return pos
+
+
 class _DetailedView:
     """The mixed train's document seen by the railway-vehicle checks of detailed vehicle ``d``: their
     ``vehicle``/``contact`` locations are ``detailed.d.vehicle``/``detailed.d.contact`` here."""
@@ -337,6 +361,18 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
                 f"beyond the end of the track ({track_end:g} m long): it would never run on it", sc.front_start_m,
                 f"≤ {sc.front_start_m - (c + dv.pivot_x() - track_end) - 1:.0f} m (the detailed vehicles on the "
                 "track)")
+        else:
+            bad = _not_level_tangent(sc.track, c - dv.pivot_x(), c + dv.pivot_x())
+            if bad is not None:
+                i, sec = bad
+                level = _level_start_m(sc.track)
+                add(("front_start_m",), f"detailed vehicle {dv.position} would start on section {i + 1} of the track, "
+                    f"a {sec.kind}{f' with {sec.cant_mm:g} mm cant' if sec.cant_mm else ''}: a detailed vehicle starts "
+                    "in its static equilibrium on straight level track (started in a canted curve, a run diverged "
+                    "within 0.06 s)", sc.front_start_m,
+                    f"≤ {sc.front_start_m - (c + dv.pivot_x() - level) - 1:.0f} m (on the level tangent the track "
+                    "starts with)" if level > 2 * dv.pivot_x() else "a track that starts with a tangent without cant "
+                    "as long as the detailed vehicle")
     if not math.isfinite(sc.front_start_m):
         add(("front_start_m",), "must be finite", sc.front_start_m)
     return issues
