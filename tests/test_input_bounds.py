@@ -50,7 +50,7 @@ def test_billion_laughs_recursion_aliases_depth_and_size_are_refused_quickly(tmp
     assert laughs.stat().st_size < 1000
     t0 = time.perf_counter()
     _refused(laughs, "laughs.yaml", f"more than {MAX_YAML_VALUES:,} values")
-    assert time.perf_counter() - t0 < 2.0          # refused on the node graph, nothing expanded
+    assert time.perf_counter() - t0 < 10.0         # refused on the node graph (ms): expanded, minutes
     for text in ("a: &a\n  b: *a\n", "a: &a [1, *a]\n"):
         (tmp_path / "rec.yaml").write_text(text)
         _refused(tmp_path / "rec.yaml", "recursive alias")

@@ -247,7 +247,7 @@ def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, referenc
                                                            batch_size=2)))
     t.start()
     pids = cluster2.run(os.getpid)
-    deadline = time.time() + 120
+    deadline = time.time() + 900   # a bound on the wait, not a timing (a loaded machine compiles and runs slowly)
     killed = False
     while time.time() < deadline and t.is_alive():
         processing = cluster2.processing()
@@ -257,7 +257,7 @@ def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, referenc
             killed = True
             break
         time.sleep(0.02)
-    t.join(timeout=300)
+    t.join(timeout=1200)
     assert killed and "res" in out
     res = out["res"]
     assert not res.failed_tasks and res.counts["done"] == 18 and res.counts["completed"] == 18
@@ -279,7 +279,7 @@ def test_driver_sigkill_then_resume_gives_the_uninterrupted_dataset(tmp_path):
            "--dashboard-address", ":0", "-q"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     done_at_kill = None
-    deadline = time.time() + 300
+    deadline = time.time() + 900
     while time.time() < deadline and proc.poll() is None:
         if store.exists():
             n = int(read_state(store)["done"].sum())
