@@ -85,6 +85,9 @@ class Output:
     says whether the output exists for a scenario (None: always) and ``when_text`` says it in words.
     ``missing`` says where NaN values are legitimate (e.g. "NaN for bodies without a pitch degree of
     freedom"); an output with an empty ``missing`` must be finite everywhere in a completed run.
+    ``limit``: the upper limit of an assessment quantity (same units; a run may state its own in the output's
+    ``value_attrs``) and ``limit_source`` what sets it (a standard and its clause): tables, ``--json``,
+    reports and figures show the limit, the ratio and a verdict (:mod:`hpcrail.results.verdicts`).
     """
 
     name: str
@@ -99,6 +102,8 @@ class Output:
     when: Callable[[Any], bool] | None = dataclasses.field(default=None, compare=False)
     when_text: str = ""
     missing: str = ""
+    limit: float | None = None
+    limit_source: str = ""
 
     def __post_init__(self):
         where = f"output {self.name!r}"
@@ -142,6 +147,8 @@ class Output:
             raise ValueError(f"{where}: when must be a callable scenario -> bool or None")
         if self.when is not None and not self.when_text:
             raise ValueError(f"{where}: a conditional output needs when_text (the condition in words)")
+        if self.limit is not None and (self.dtype == "str" or not math.isfinite(self.limit) or not self.limit_source):
+            raise ValueError(f"{where}: a limit is a finite number of a numeric output, with its limit_source")
 
     # ------------------------------------------------------------------------------------------
     def applies(self, scenario) -> bool:
@@ -160,6 +167,9 @@ class Output:
             a["valid_when"] = self.when_text
         if self.missing:
             a["nan_means"] = self.missing
+        if self.limit is not None:
+            a["limit"] = float(self.limit)
+            a["limit_source"] = self.limit_source
         return a
 
     def with_dim(self, dim: str, *, prefix: str = "", label: str = "") -> "Output":
