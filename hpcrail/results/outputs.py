@@ -308,8 +308,9 @@ def format_value(value, out: Output) -> str:
     return f"{d:.4g}"
 
 
-def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
-    """``(name, value, display unit, long_name)`` rows of the outputs ``names`` present in ``ds``."""
+def summary_rows(outputs, ds, names, *, raw: bool = False) -> list[tuple]:
+    """``(name, value, display unit, long_name)`` rows of the outputs ``names`` present in ``ds`` (``raw``: each
+    row followed by the value in SI units and the variable's attributes, for verdicts)."""
     table = {o.name: o for o in outputs}
     rows = []
     for name in names:
@@ -317,14 +318,18 @@ def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
         if o is None or name not in ds:
             continue
         v = ds[name].values
+        a = dict(ds[name].attrs)
         unit = "" if o.display_units == "1" else o.display_units
         if getattr(v, "ndim", 0) == 1:  # one row per element, labelled by the dimension's coordinate
             dim = ds[name].dims[0]
             labels = ds[dim].values if dim in ds.coords else range(1, v.size + 1)
             for lab, x in zip(labels, v):
-                rows.append((f"{name} ({lab})", format_value(x, o), unit, o.long_name))
+                row = (f"{name} ({lab})", format_value(x, o), unit, o.long_name)
+                rows.append(row + (x, a) if raw else row)
             continue
-        rows.append((name, format_value(v.item() if getattr(v, "ndim", 0) == 0 else v, o), unit, o.long_name))
+        x = v.item() if getattr(v, "ndim", 0) == 0 else v
+        row = (name, format_value(x, o), unit, o.long_name)
+        rows.append(row + (x, a) if raw else row)
     return rows
 
 

@@ -192,15 +192,25 @@ def model_inputs(sc):
         Q0 = vt.mass_t * 1e3 * qs.G / (2.0 * vt.axles)
         f11, f22 = (rg.creep_coefficients_MN[0] * 1e6, rg.creep_coefficients_MN[1] * 1e6) \
             if rg.creep_coefficients_MN else kalker_s1002(Q0)
-        dr = rg.rolling_radius_difference
         gi[t] = len(gears)
+        if rg.wheel_rail == "s1002_uic60":
+            from hpcrail.models.safety.profiles import builtin
+
+            dr_y, drv, tg, sigma = builtin()
+        else:
+            dr = rg.rolling_radius_difference
+            dr_y = None if dr is None else tuple(np.asarray(dr.y_mm) * 1e-3)
+            drv = None if dr is None else tuple(np.asarray(dr.dr_mm) * 1e-3)
+            tg, sigma = None, rg.flange_clearance_mm * 1e-3
+        b = vt.geometry.bogie_centres_m if vt.geometry.bogie_centres_m is not None else 0.7 * vt.length_m
         gears.append(qs.RunningGear(
             axles=max(1, vt.axles // 2), wheelbase=rg.wheelbase_m, rail_spacing=sc.route.rail_spacing_m,
-            wheel_radius=rg.wheel_radius_m, conicity=rg.conicity, flange_clearance=rg.flange_clearance_mm * 1e-3,
+            wheel_radius=rg.wheel_radius_m, conicity=rg.conicity, flange_clearance=sigma,
             mu=rg.friction_coefficient, wheel_load=Q0, f11=f11, f22=f22,
-            flange_stiffness=rg.flange_stiffness_MN_per_m * 1e6,
-            dr_y=None if dr is None else tuple(np.asarray(dr.y_mm) * 1e-3),
-            dr=None if dr is None else tuple(np.asarray(dr.dr_mm) * 1e-3)))
+            flange_stiffness=rg.flange_stiffness_MN_per_m * 1e6, dr_y=dr_y, dr=drv, tan_gamma=tg,
+            yaw_stiffness=rg.yaw_stiffness_kNm_per_rad * 1e3,
+            yaw_friction=rg.centre_plate_friction * rg.centre_plate_radius_m * 0.5 * vt.mass_t * 1e3 * qs.G,
+            half_spacing=0.5 * b))
         law = vt.geometry.body_lateral
         if law is not None:
             li[t] = len(laws)
@@ -332,6 +342,12 @@ def add_running_safety(sc, res, t_out: np.ndarray, series_names) -> None:
         res.attrs["running_safety_model"] = ("quasi-static (hpcrail.models.safety.quasi_static): coupler angles "
                                              "from the route geometry, steady-state bogie curving, EN 14363 / "
                                              "AAR criteria; maxima over the running-safety samples")
+    from hpcrail.results.verdicts import cut_short_warnings
+
+    res.warnings += cut_short_warnings(
+        v, ("time_of_max_draft_force", "time_of_max_buff_force", "worst_qs_ratio_time"), float(res.run.t_reached),
+        {"time_of_max_draft_force": "the peak draft force", "time_of_max_buff_force": "the peak buff force",
+         "worst_qs_ratio_time": "the worst quasi-static running-safety ratio"})
     if res.time is not None and np.asarray(res.time).size != np.asarray(t_out).size:
         select_samples(res, t_out, [n for n in series_names if n in v], "the LTD run")
 

@@ -14,17 +14,18 @@ vehicle's data):
 * ``geometry.cg_height_m`` 1.8 m (ASSUMED, a loaded freight wagon; an empty one is nearer 1.2 m);
 * ``geometry.max_coupler_yaw_deg`` 12 (ASSUMED free swing of a centre coupler);
 * ``running_gear``: two-axle bogies (the vehicle type's ``axles`` / 2 per bogie), wheelbase 1.83 m (three-piece
-  bogie, 72 in; Y25 1.8 m), S1002/UIC60 1:40 at standard gauge: r0 0.457 m, flange contact at |y| = 6.3 mm
-  (``hpcrail contact configs/wheelrail/s1002_uic60.yaml``: 6.26 mm), conicity 0.2 (ASSUMED: the pair's Δr gives
-  0.165 at 3 mm and 0.37 at 5 mm), Kalker's coefficients of that pair's centred contact at the static wheel
-  load (19.2 and 15.5 MN at 100 kN, ∝ Q^(2/3)), friction 0.4 (ASSUMED dry rail), flange stiffness 100 MN/m;
+  bogie, 72 in; Y25 1.8 m), S1002/UIC60 1:40 at standard gauge (the packaged table of
+  :mod:`hpcrail.models.safety.profiles`: Δr(y), contact angles, flange contact at |y| = 6.26 mm), r0 0.457 m,
+  Kalker's coefficients of that pair's centred contact at the static wheel load (19.2 and 15.5 MN at 100 kN,
+  ∝ Q^(2/3)), friction 0.4 (ASSUMED dry rail), flange stiffness 100 MN/m, the body resisting the bogie's
+  rotation with a friction moment 0.2 × 0.15 m × half the vehicle's weight (ASSUMED centre plate);
 * limits: EN 14363 (Y/Q)_lim 0.8 and (ΔQ/Q)_lim 0.6, Prud'homme α 0.85 for wagons and 1.0 for locomotives
   (:mod:`hpcrail.results.running_safety`), truck-side Y/Q 0.6 (AAR M-1001 ch. XI; FRA 49 CFR 213.333) — [M]:
   widely quoted values, check the edition that applies before using them for acceptance.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
@@ -89,13 +90,22 @@ class RollingRadiusDifference(Strict):
 
 class RunningGear(Strict):
     """Bogies and wheel/rail contact of a vehicle for the steady-state curving of the quasi-static model
-    (defaults: module docstring)."""
+    (defaults: module docstring).  ``wheel_rail: s1002_uic60``: the packaged S1002/UIC60 1:40 geometry (Δr(y),
+    contact angles, flange contact at 6.26 mm; :mod:`hpcrail.models.safety.profiles`); ``conical``: Δr = 2λy
+    (or the ``rolling_radius_difference`` table), no contact-angle forces, flange contact at
+    ``flange_clearance_mm``."""
 
     wheelbase_m: float = Field(1.83, ge=0, le=6, description="bogie wheelbase, first to last axle")
     wheel_radius_m: float = Field(0.457, ge=0.2, le=0.7, description="nominal rolling radius r0")
-    conicity: float = Field(0.2, gt=0, le=1, description="λ of Δr = 2λy (unless rolling_radius_difference)")
+    wheel_rail: Literal["s1002_uic60", "conical"] = Field("s1002_uic60", description="wheel/rail geometry")
+    conicity: float = Field(0.2, gt=0, le=1, description="conical: λ of Δr = 2λy (unless rolling_radius_difference)")
     rolling_radius_difference: Optional[RollingRadiusDifference] = None
-    flange_clearance_mm: float = Field(6.3, gt=0, le=30, description="lateral shift at flange contact")
+    flange_clearance_mm: float = Field(6.3, gt=0, le=30, description="conical: lateral shift at flange contact")
+    centre_plate_friction: float = Field(0.2, ge=0, le=1, description="friction coefficient of the bogie's "
+                                         "rotation under the body (centre plate / side bearers, ASSUMED)")
+    centre_plate_radius_m: float = Field(0.15, ge=0, le=1, description="mean radius of that friction (ASSUMED)")
+    yaw_stiffness_kNm_per_rad: float = Field(0.0, ge=0, le=1e6, description="yaw stiffness between bogie and "
+                                             "body (secondary suspension)")
     friction_coefficient: float = Field(0.4, gt=0, le=1, description="wheel/rail friction")
     creep_coefficients_MN: Optional[tuple[float, float]] = Field(None, description="Kalker's f11, f22 at the static "
                                                                  "wheel load (default: S1002/UIC60 centred contact)")
@@ -114,7 +124,7 @@ class RunningSafety(Strict):
     ``interval_s`` of the run (and at the output samples), whatever the series a sweep keeps."""
 
     enabled: bool = Field(True, description="compute the quasi-static running-safety outputs")
-    interval_s: float = Field(0.5, gt=0, le=60, description="sampling of the assessment [s] (its maxima are "
+    interval_s: float = Field(1.0, gt=0, le=60, description="sampling of the assessment [s] (its maxima are "
                               "taken over these samples)")
     y_q_limit: float = Field(0.8, gt=0, le=5, description="(Y/Q)_lim per wheel (EN 14363)")
     truck_side_limit: float = Field(0.6, gt=0, le=5, description="truck-side ΣY/ΣQ limit (AAR M-1001 ch. XI)")

@@ -55,20 +55,21 @@ def track_alignment(track, before_m: float = 3000.0, after_m: float = 100_000.0)
 
 
 @functools.lru_cache(maxsize=16)
-def _rolling_radius_difference(profiles_json: str, root: str):
-    """Δr(y) [m] of a profile pair on ±12 mm and its flange-contact shift (cached per process)."""
-    from hpcrail.config import Document
-    from hpcrail.models.wheelrail.config import ProfilePairConfig
-    from hpcrail.models.wheelrail.conicity import rolling_radius_difference
-    from hpcrail.models.wheelrail.tables import contact_tables
+def _profile_table(profiles_json: str):
+    """:func:`hpcrail.models.safety.profiles.profile_table` of a profile pair given as JSON (cached per process)."""
+    import json
+    import tempfile
+    from pathlib import Path
 
-    cfg = ProfilePairConfig.model_validate_json(profiles_json)
-    tables = contact_tables(cfg, Document(tree={}, root_file=root))
-    ys = np.arange(-12.0, 12.0 + 1e-9, 0.1) * 1e-3
-    solver = tables.solver()
-    dr, X = rolling_radius_difference(solver, ys)
-    tg = np.tan([solver.quantities(X[i], 1)[2] for i in range(ys.size)])
-    return tuple(ys), tuple(dr), tuple(tg), float(tables.lut.attrs["y_flange"])
+    import yaml
+
+    from hpcrail.models.safety.profiles import profile_table
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "pair.yaml"
+        p.write_text(yaml.safe_dump(json.loads(profiles_json)))
+        ys, dr, tg, yfl = profile_table(p)
+    return tuple(ys), tuple(dr), tuple(tg), yfl
 
 
 def kalker_coefficients(Q: float, A: float = 1.09399, B: float = 0.358059, E: float = 2.1e11, nu: float = 0.28):
@@ -142,7 +143,7 @@ def detailed_running_gear(sc, d: int, Q0: float) -> RunningGear:
     xs = sorted((b.x_m for b in v.bodies if v.body_kind(b) == "wheelset"), reverse=True)
     front = [x for x in xs if x > 0]
     prof = dv.contact.profiles
-    ys, dr, tg, yfl = _rolling_radius_difference(prof.model_dump_json(), "<mixed train>")
+    ys, dr, tg, yfl = _profile_table(prof.model_dump_json())
     f11, f22 = kalker_coefficients(Q0)
     frames = [b for b in v.bodies if v.body_kind(b) == "rigid"][1:]
     half = max(abs(b.x_m) for b in frames) if frames else 0.0

@@ -87,6 +87,10 @@ class Alignment:
             x, y = _arc(x0[i], y0[i], h0[i], self.kappa[i], L[i])
             x0[i + 1], y0[i + 1] = x, y
         self._x0, self._y0, self._h0 = x0[:n], y0[:n], h0[:n]
+        # small-angle lateral coordinate W(s) = ∫ heading ds (exact to first order in the heading differences
+        # between points a few tens of metres apart; a constant-curvature section adds κu²/2)
+        w0 = np.concatenate([[0.0], np.cumsum(h0[:-1] * L + 0.5 * self.kappa * L * L)])
+        self._w0 = w0[:n]
 
     @classmethod
     def from_sections(cls, start_m, end_m, radius_m, cant_m=None, rail_spacing: float = 1.5) -> "Alignment":
@@ -106,6 +110,21 @@ class Alignment:
         s = np.asarray(s, float)
         i = self.index(s)
         return _arc(self._x0[i], self._y0[i], self._h0[i], self.kappa[i], s - self.s[i], heading=True)
+
+    def lateral(self, s) -> np.ndarray:
+        """Small-angle lateral coordinate W(s) = ∫₀ˢ θ du [m] of the centre line (θ the heading): the offset of a
+        point B from the tangent at A is W(s_B) − W(s_A) − θ(s_A)(s_B − s_A), to first order in the heading
+        change between them (≲ 0.2 rad over a coupled pair on R ≥ 150 m: relative error ≲ θ²/6)."""
+        s = np.asarray(s, float)
+        i = self.index(s)
+        u = s - self.s[i]
+        return self._w0[i] + self._h0[i] * u + 0.5 * self.kappa[i] * u * u
+
+    def tables(self) -> tuple:
+        """``(s, kappa, sin_cant, theta0, w0)`` float64 arrays of the sections for the numba kernel."""
+        sc = np.sign(self.kappa) * np.minimum(self.cant / self.rail_spacing, 1.0)
+        return (np.ascontiguousarray(self.s), np.ascontiguousarray(self.kappa), np.ascontiguousarray(sc),
+                np.ascontiguousarray(self._h0), np.ascontiguousarray(self._w0))
 
     def curvature(self, s) -> np.ndarray:
         """Signed curvature [1/m] at ``s``."""
@@ -292,7 +311,8 @@ def cached_table(g: RunningGear, kappa: float, bogie: int = 1, points: int = 401
     flange carries the rest linearly).  Returns ``(grid, table)``."""
     es = max(g.mu * g.wheel_load, 1.0)
     umax = math.asinh(e_limit / es)
-    grid = es * np.sinh(np.linspace(-umax, umax, points))
+    grid = es * np.sinh(np.linspace(-umax, umax, points | 1))
+    grid[grid.size // 2] = 0.0                 # the middle node is exactly zero (the kernel's tangent shortcut)
     return grid, curving_table(g, kappa, grid, bogie)
 
 
@@ -358,43 +378,35 @@ class Criteria:
 def coupler_geometry(align: Alignment, s: np.ndarray, veh: Consist, shift: np.ndarray | None = None) -> dict:
     """Coupler yaw angles and vertical slopes of a consist at centre positions ``s`` float64[T, N] [m], the car
     bodies displaced laterally by ``shift`` float64[T, N, 2] [m] (+ left) at their front and rear bogie (None:
-    centred on their bogies).
+    centred on their bogies).  Geometry to first order in the heading change along a coupled pair
+    (:meth:`Alignment.lateral`); the angles themselves are exact functions of those positions.
 
     Returns float64[T, N] arrays ``yaw_front``, ``yaw_rear`` [rad] (angle of the link to the car body's axis, +
     when its far end lies to the left; NaN for the head's front and the tail's rear coupler), ``slope_front``,
     ``slope_rear`` (Δh/ℓ of the link towards the neighbour, + when the neighbour's pivot is higher) and
     float64[T, N−1] ``link_length`` [m]."""
     s = np.asarray(s, float)
-    b = veh.bogie_centres[None, :]
-    x1, y1, _ = align.point(s + 0.5 * b)
-    x2, y2, _ = align.point(s - 0.5 * b)
-    ax, ay = x1 - x2, y1 - y2
-    ln = np.hypot(ax, ay)
-    ax, ay = ax / ln, ay / ln
-    cx, cy = 0.5 * (x1 + x2), 0.5 * (y1 + y2)
-    c = veh.pivot[None, :]
+    hb = 0.5 * veh.bogie_centres[None, :]
+    w1 = align.lateral(s + hb)
+    w2 = align.lateral(s - hb)
+    phi = (w1 - w2) / (2.0 * hb)                  # axis heading (small-angle frame)
+    w = 0.5 * (w1 + w2)                           # axis lateral at the centre
     if shift is not None:
-        dm = 0.5 * (shift[..., 0] + shift[..., 1])
-        dpsi = (shift[..., 0] - shift[..., 1]) / b
-        cx, cy = cx - dm * ay, cy + dm * ax
-        ax, ay = ax - dpsi * ay, ay + dpsi * ax
-        ln = np.hypot(ax, ay)
-        ax, ay = ax / ln, ay / ln
-    fx, fy = cx + c * ax, cy + c * ay            # front pivots
-    rx, ry = cx - c * ax, cy - c * ay            # rear pivots
-    dx = fx[:, 1:] - rx[:, :-1]                  # link k: rear pivot of k -> front pivot of k+1
-    dy = fy[:, 1:] - ry[:, :-1]
-    ll = np.hypot(dx, dy)
-    ux, uy = dx / ll, dy / ll
+        w = w + 0.5 * (shift[..., 0] + shift[..., 1])
+        phi = phi + (shift[..., 0] - shift[..., 1]) / (2.0 * hb)
+    c = veh.pivot[None, :]
+    # link k: rear pivot of car k -> front pivot of car k+1 (x: arc length, y: small-angle lateral)
+    dx = (s[:, 1:] + c[:, 1:]) - (s[:, :-1] - c[:, :-1])
+    dy = (w[:, 1:] + c[:, 1:] * phi[:, 1:]) - (w[:, :-1] - c[:, :-1] * phi[:, :-1])
+    ll = np.hypot(dx, dy - phi[:, :-1] * dx)      # the link's length (its offset from car k's axis)
     T, N = s.shape
     yaw_f = np.full((T, N), np.nan)
     yaw_r = np.full((T, N), np.nan)
-    # rear coupler of car k: link direction u (pointing backwards to car k+1)
-    a_x, a_y = ax[:, :-1], ay[:, :-1]
-    yaw_r[:, :-1] = np.arctan2(a_x * uy - a_y * ux, -(a_x * ux + a_y * uy))
-    # front coupler of car k+1: link direction -u (pointing forwards to car k)
-    b_x, b_y = ax[:, 1:], ay[:, 1:]
-    yaw_f[:, 1:] = np.arctan2(-(b_x * uy - b_y * ux), -(b_x * ux + b_y * uy))
+    pk, pn = phi[:, :-1], phi[:, 1:]
+    # rear coupler of car k: the link's offset from car k's axis over its length (dx < 0: it points backwards)
+    yaw_r[:, :-1] = np.arctan2(dy - pk * dx, -dx)
+    # front coupler of car k+1: the link reversed, against car k+1's axis
+    yaw_f[:, 1:] = np.arctan2(-(dy - pn * dx), -dx)
     h = veh.coupler_height
     dh = (h[1:] - h[:-1])[None, :] / ll          # + when the car behind is higher
     sl_f = np.full((T, N), np.nan)
@@ -451,8 +463,67 @@ SERIES = ("y_over_q", "truck_side", "wheel_unloading", "sum_y_ratio", "coupler_l
           "yaw_rear", "bogie_lateral_force")
 
 
+def _kernel_path(align: Alignment, veh: Consist, crit: Criteria, s, v, ax, F, ok) -> dict:
+    """:func:`quasi_static` of a consist of rigid car bodies by the numba kernel
+    :func:`hpcrail.models.safety.kernel.qs_series` (one pass over samples and vehicles)."""
+    from hpcrail.models.safety.kernel import qs_series
+
+    T, N = s.shape
+    kap = np.unique(align.kappa)
+    kidx = np.searchsorted(kap, align.kappa).astype(np.int64)
+    ng = len(veh.gears)
+    amax = max(g.axles for g in veh.gears)
+    P = None
+    es = np.zeros(ng)
+    umax = np.zeros(ng)
+    gridE = None
+    used = set(veh.gear.tolist())
+    not_conv = 0
+    for gi, g in enumerate(veh.gears):
+        for bi, bs in ((0, 1), (1, -1)):
+            for ki, kv in enumerate(kap):
+                if gi not in used:
+                    continue
+                grid, tab = cached_table(g, float(kv), bs)
+                if P is None:
+                    P = grid.size
+                    tabY = np.zeros((ng, 2, kap.size, P, amax, 2))
+                    tabS = np.zeros((ng, 2, kap.size, P, amax))
+                not_conv += int((~tab["converged"]).sum())
+                tabY[gi, bi, ki, :, :g.axles, :] = tab["Y"]
+                tabS[gi, bi, ki, :, :g.axles] = tab["sum_y"]
+                es[gi] = max(g.mu * g.wheel_load, 1.0)
+                umax[gi] = math.asinh(grid[-1] / es[gi])
+                if gridE is None:
+                    gridE = np.zeros((ng, P))
+                gridE[gi] = grid
+    sec_s, sec_k, sec_sc, sec_h0, sec_w0 = align.tables()
+    gq = veh.gear
+    nax = np.array([veh.gears[i].axles for i in gq], np.int64)
+    r0 = np.array([veh.gears[i].wheel_radius for i in gq])
+    Q0 = np.array([veh.gears[i].wheel_load for i in gq])
+    sylim = veh.alpha * (10e3 + 2.0 * Q0 / 3.0)
+    out = {k: np.empty((T, N)) for k in ("y_over_q", "truck_side", "wheel_unloading", "sum_y_ratio", "sum_y",
+                                          "coupler_lateral_force", "bogie_lateral_force", "yaw_front", "yaw_rear",
+                                          "worst_ratio", "curvature", "cant_deficiency_acc")}
+    jack = np.empty((T, N), np.int8)
+    string = np.empty((T, N), np.int8)
+    c = np.ascontiguousarray
+    qs_series(sec_s, sec_k, sec_sc, sec_h0, sec_w0, kidx, c(0.5 * veh.bogie_centres), c(veh.pivot), c(veh.mass),
+              c(veh.coupler_height), c(veh.cg_height), c(gq.astype(np.int64)), nax, r0, Q0, c(sylim),
+              0.5 * align.rail_spacing, tabY, tabS, gridE, es, umax, crit.y_over_q, crit.truck_side, crit.wheel_unloading,
+              c(np.where(ok[:, None], s, 0.0)), c(np.where(ok[:, None], v, 0.0)),
+              c(np.where(ok[:, None], np.nan_to_num(ax), 0.0)), c(np.where(ok[:, None], F, 0.0)), c(ok),
+              out["y_over_q"], out["truck_side"], out["wheel_unloading"], out["sum_y_ratio"], out["sum_y"],
+              out["coupler_lateral_force"], out["bogie_lateral_force"], out["yaw_front"], out["yaw_rear"],
+              out["worst_ratio"], jack, string, out["curvature"], out["cant_deficiency_acc"])
+    out.update(jackknife=jack, stringline=string, body_shift=np.zeros((T, N, 2)), not_converged=not_conv,
+               body_converged=True)
+    return out
+
+
 def quasi_static(align: Alignment, veh: Consist, crit: Criteria, s: np.ndarray, v: np.ndarray, ax: np.ndarray,
-                 F: np.ndarray, *, chunk: int = 256, wheels_of: int | None = None) -> dict:
+                 F: np.ndarray, *, chunk: int = 256, wheels_of: int | None = None, engine: str = "auto") -> dict:
     """The quasi-static running-safety quantities of every vehicle at every sample (module docstring).
 
     ``s`` float64[T, N] vehicle centre positions along the route [m]; ``v`` float64[T, N] speeds [m/s]; ``ax``
@@ -468,12 +539,20 @@ def quasi_static(align: Alignment, veh: Consist, crit: Criteria, s: np.ndarray, 
     ``curvature`` [1/m] and ``cant_deficiency_acc`` [m/s²] at the vehicle centre, float64[T, N, 2] ``body_shift``
     [m]; scalars ``not_converged`` (curving equilibria that did not converge) and ``body_converged``; with
     ``wheels_of`` = j the wheel forces of vehicle j: ``wheel_Y``, ``wheel_Q`` float64[T, 2 bogies, axles, 2 sides
-    (left, right)] [N] and ``wheel_sum_y`` float64[T, 2, axles].  Raises ValueError on inconsistent shapes."""
+    (left, right)] [N] and ``wheel_sum_y`` float64[T, 2, axles].  ``engine``: ``numba`` (the one-pass kernel of
+    :func:`hpcrail.models.safety.kernel.qs_series`, rigid car bodies only), ``numpy`` (vectorised, every
+    option), ``auto`` (the kernel where it applies).  Both give the same numbers to rounding (tested).  Raises
+    ValueError on inconsistent shapes."""
     s = np.asarray(s, float)
     T, N = s.shape
     if v.shape != (T, N) or ax.shape != (T, N) or F.shape != (T, N - 1) or veh.n != N:
         raise ValueError("quasi_static: s, v, ax must be [T, N] and F [T, N-1] for the consist's N vehicles")
     ok = np.isfinite(s).all(axis=1) & np.isfinite(F).all(axis=1) & np.isfinite(v).all(axis=1)
+    rigid = bool(np.all(veh.body < 0))
+    if engine == "numba" and (not rigid or wheels_of is not None):
+        raise ValueError("quasi_static: the numba kernel takes rigid car bodies and no wheels_of")
+    if engine == "numba" or (engine == "auto" and rigid and wheels_of is None):
+        return _kernel_path(align, veh, crit, s, np.asarray(v, float), np.asarray(ax, float), np.asarray(F, float), ok)
     s0 = np.where(ok[:, None], s, 0.0)
     Ff = np.zeros((T, N))
     Fr = np.zeros((T, N))
