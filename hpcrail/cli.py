@@ -26,6 +26,7 @@ err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
+                                 "hpcrail.commands.lcf",
                                  "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
                                  "hpcrail.commands.contact", "hpcrail.commands.examples",
                                  "hpcrail.commands.warmup"]

@@ -213,8 +213,8 @@ class HpcrailAccessor:
                 rows.append(row)
             return pd.DataFrame(rows).set_index("metric") if rows else pd.DataFrame()
         done = self.completed().hpcrail._flat()
-        params = [p for p in self.parameters if not (done[p].attrs.get("sweep_source") == "makeup"
-                                                     and done[p].dtype.kind in "OUS")]
+        # a make-up study's "parameters" are its make-ups' codes and features: say which scenario instead
+        params = [p for p in self.parameters if done[p].attrs.get("sweep_source") != "makeup"]
         rows = []
         for name in self.metrics:
             v = np.asarray(done[name].values)

@@ -114,15 +114,23 @@ def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_res
     names = [feats[j] for j in keep]
     problem = {"num_vars": len(names), "names": names,
                "bounds": [[float(Xu[:, j].min()), float(Xu[:, j].max())] for j in range(len(names))]}
-    res = delta.analyze(problem, Xu, yu, num_resamples=num_resamples, conf_level=0.95, seed=seed,
-                        print_to_console=False)
+    import contextlib
+    import inspect
+    import io
+
+    del inspect
+    kw: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):       # SALib >= 1.5 prints its binning notices
+        res = delta.analyze(problem, Xu, yu, num_resamples=num_resamples, conf_level=0.95, seed=seed,
+                            print_to_console=False, **kw)
+    dkey = "delta" if "delta" in res else "delta_raw"
     Z = (Xu - Xu.mean(axis=0)) / Xu.std(axis=0)
     zy = (yu - yu.mean()) / yu.std()
     A = np.column_stack([Z, np.ones(len(zy))])
     coef, *_ = np.linalg.lstsq(A, zy, rcond=None)
     r2 = 1.0 - np.sum((A @ coef - zy) ** 2) / np.sum(zy ** 2)
-    df = pd.DataFrame({"S1": res["S1"], "S1_conf": res["S1_conf"], "delta": res["delta"],
-                       "delta_conf": res["delta_conf"], "src": coef[:-1]}, index=pd.Index(names, name="feature"))
+    df = pd.DataFrame({"S1": res["S1"], "S1_conf": res["S1_conf"], "delta": res[dkey],
+                       "delta_conf": res[f"{dkey}_conf"], "src": coef[:-1]}, index=pd.Index(names, name="feature"))
     df.attrs.update(metric=m, R2=float(r2), samples=int(use.sum()))
     return df.sort_values("S1", ascending=False)
 
@@ -154,14 +162,23 @@ def makeup_figures(ds, outdir) -> list:
         img = np.full((len(codes), n), np.nan)
         for r, c in enumerate(codes):
             img[r, :len(c)] = [order.index(ch) for ch in c]
-        ax.imshow(img, aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(order) - 0.5, interpolation="nearest")
+        ax.imshow(img, aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(order) - 0.5, interpolation="nearest",
+                  extent=(0.5, n + 0.5, len(codes) - 0.5, -0.5))
+        wv = f"{m}_vehicle" if f"{m}_vehicle" in ds else None
+        if wv is not None:
+            wx = [int(ds[wv].values[int(sc)]) for sc in top["scenario"]]
+            ax.plot(wx, range(len(wx)), "o", ms=6, mfc="white", mec="C3", mew=1.5, ls="none",
+                    label="vehicle of the worst ratio")
         ax.set_yticks(range(len(codes)), [f"#{s}" for s in top["scenario"]])
         ax.set_xlabel("vehicle (1 = head)")
         ax.set_ylabel("make-up (scenario), worst first")
         from matplotlib.patches import Patch
 
-        ax.legend(handles=[Patch(color=colours[c], label=names.get(c, c)) for c in order], loc="upper center",
-                  bbox_to_anchor=(0.5, -0.12), ncol=len(order), fontsize=8, frameon=False)
+        handles = [Patch(color=colours[c], label=names.get(c, c)) for c in order]
+        if wv is not None:
+            handles += ax.get_legend_handles_labels()[0]
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(handles), fontsize=8,
+                  frameon=False)
         a = ds[m].attrs
         vals = to_display(top[m].to_numpy(float), a)
         lim = a.get("limit")

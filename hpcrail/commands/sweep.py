@@ -337,7 +337,8 @@ def _print_makeups(ds, rep) -> None:
     m = rank_metric(ds)
     r = rep.makeup_ranking
     t = Table(title=f"the worst make-ups by {ds[m].attrs.get('long_name', m)} (code: "
-                    f"{ds['makeup'].attrs.get('long_name', '')})")
+                    f"{ds['makeup'].attrs.get('long_name', '')}; run lengths, head first; makeup_ranking.png shows "
+                    "them whole)")
     shown = [c for c in r.columns if c not in ("scenario", "makeup") and c in ds and ds[c].attrs.get("role")]
     for col in ["scenario", *shown[:6], "makeup"]:
         t.add_column(col.replace("_", " "), overflow="fold", justify="left" if col == "makeup" else "right")
@@ -346,7 +347,8 @@ def _print_makeups(ds, rep) -> None:
         for c in shown[:6]:
             v = row[c]
             cells.append(f"{v:.4g}" if isinstance(v, float) else str(v))
-        cells.append(str(row["makeup"]))
+        code = str(row["makeup"])
+        cells.append(code if len(code) <= 70 else code[:67] + "...")
         t.add_row(*cells)
     console.print(t)
     s = rep.makeup_sensitivity

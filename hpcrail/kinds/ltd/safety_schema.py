@@ -12,7 +12,7 @@ vehicle's data):
 * ``geometry.coupler_height_m`` 0.876 m (AAR nominal coupler centre height of 34.5 in for new cars; loaded cars
   ride lower, to 31.5 in; the difference between neighbours gives the vertical coupler angle);
 * ``geometry.cg_height_m`` 1.8 m (ASSUMED, a loaded freight wagon; an empty one is nearer 1.2 m);
-* ``geometry.max_coupler_yaw_deg`` 12 (ASSUMED free swing of a centre coupler);
+* ``geometry.max_coupler_yaw_deg`` 15 (ASSUMED free swing of a centre coupler);
 * ``running_gear``: two-axle bogies (the vehicle type's ``axles`` / 2 per bogie), wheelbase 1.83 m (three-piece
   bogie, 72 in; Y25 1.8 m), S1002/UIC60 1:40 at standard gauge (the packaged table of
   :mod:`hpcrail.models.safety.profiles`: Δr(y), contact angles, flange contact at |y| = 6.26 mm), r0 0.457 m,
@@ -66,7 +66,7 @@ class VehicleGeometry(Strict):
     coupler_length_m: float = Field(1.0, gt=0, le=3, description="coupler pivot to pulling face")
     coupler_height_m: float = Field(0.876, ge=0.3, le=1.5, description="coupler centre above the rails")
     cg_height_m: float = Field(1.8, gt=0.2, le=4.0, description="centre of gravity above the rails")
-    max_coupler_yaw_deg: float = Field(12.0, gt=0, le=45, description="free swing of the coupler (geometry "
+    max_coupler_yaw_deg: float = Field(15.0, gt=0, le=45, description="free swing of the coupler (geometry "
                                        "criterion)")
     body_lateral: Optional[LateralLaw] = Field(None, description="car body's lateral law at each bogie "
                                                "(default: held on its bogie centres)")

@@ -1,0 +1,193 @@
+"""Endurable longitudinal compressive force of a wagon (EN 15839:2024, derived from UIC 530-2:2011 and the ERRI B12
+propelling tests): the detailed wagon of a mixed-train rig is pushed through an S-curve between two reference
+vehicles at increasing constant buff forces; the endurable force is the largest force at which the running-safety
+criteria hold.  ``hpcrail lcf`` is the command.
+
+The rig (``configs/mixed/lcf_s_curve.yaml``): a heavy drag vehicle whose constant running resistance (its Davis
+constant term, ``vehicle_types.<drag>.davis.a``) sets the buff force, a reference wagon, the detailed wagon, a
+reference wagon and a locomotive pushing with a flat tractive force equal to it (``vehicle_types.<pusher>.traction``);
+:func:`level_overrides` writes both for a force F.
+
+Criteria (defaults, :class:`Criteria`; check the edition of the standard that applies — the limit tables of EN 15839
+were not available to the author): (Y/Q) 2 m ≤ 1.2 (ASSUMED: the propelling-test value quoted for S-curves of
+R = 150 m, where EN 14363's 0.8 for R ≥ 250 m does not apply), wheel unloading ΔQ/Q ≤ 0.6 (UIC 530-2), the coupler's
+yaw relative to the car body within its free swing (the coupler/buffer geometry criterion; ASSUMED 15°).  Every level
+also gets the quasi-static model's Y/Q and ΔQ/Q of the wagon (:mod:`hpcrail.kinds.mixed_train.safety`) at the run's
+own forces: how far the screening model's endurable force is from the detailed one's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Criteria:
+    """Limits of the propelling test (see the module docstring)."""
+
+    y_over_q: float = 1.2
+    wheel_unloading: float = 0.6
+    coupler_yaw_deg: float = 15.0
+
+
+@dataclasses.dataclass
+class Level:
+    """One buff-force level: the set force [kN], the run's status, the peak buff force measured at the wagon [kN],
+    the detailed wagon's largest (Y/Q) 2 m, ΔQ/Q 2 m and coupler yaw relative to its body [deg], the quasi-static
+    model's largest Y/Q and ΔQ/Q, the ratios to the limits and the verdict."""
+
+    force_kN: float
+    status: str
+    message: str = ""
+    peak_buff_kN: float = float("nan")
+    y_over_q: float = float("nan")
+    wheel_unloading: float = float("nan")
+    coupler_yaw_deg: float = float("nan")
+    qs_y_over_q: float = float("nan")
+    qs_wheel_unloading: float = float("nan")
+    ratios: dict = dataclasses.field(default_factory=dict)
+    verdict: str = "n/a"
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def level_overrides(sc, force_kN: float, drag: str = "drag", pusher: str = "pusher") -> list[str]:
+    """``--set`` overrides making the rig's buff force ``force_kN``: the drag vehicle's Davis constant term
+    (F = m/1000 · adjustment · a) and the pusher's flat tractive force (F + 1 kN: the rig's small curving
+    resistance).  Raises ValueError for a rig without those vehicle types or a force the fields cannot hold."""
+    vt = sc.vehicle_types
+    if drag not in vt or pusher not in vt or vt[pusher].traction is None:
+        raise ValueError(f"the rig needs a vehicle type {drag!r} (the resisting vehicle) and a locomotive type "
+                         f"{pusher!r} (the pusher); it has {', '.join(sorted(vt))}")
+    d = vt[drag]
+    force_kN = float(force_kN)
+    a = force_kN * 1e3 / (d.mass_t * d.davis.adjustment)
+    if not 0 <= a <= 100:
+        raise ValueError(f"{force_kN:g} kN needs vehicle_types.{drag}.davis.a = {a:.4g} (allowed 0..100): raise its "
+                         "mass_t or davis.adjustment")
+    f = force_kN + 1.0
+    return [f"vehicle_types.{drag}.davis.a={a!r}",
+            f"vehicle_types.{pusher}.traction.curves.traction_kN=[[{f!r}, {f!r}]]",
+            f"vehicle_types.{pusher}.traction.curves.speed_kmh=[0, 300]"]
+
+
+def evaluate(sc, res, crit: Criteria, d: int = 0) -> Level:
+    """The criteria of detailed vehicle ``d`` of a finished rig run ``res`` (a RunResult of the mixed kind)."""
+    from hpcrail.kinds.mixed_train.safety import detailed_quasi_static
+
+    v = res.values
+    lev = Level(force_kN=float("nan"), status=res.run.status, message=res.run.message)
+    lev.peak_buff_kN = float(np.asarray(v["peak_buff_force_at_vehicle"])[d]) * 1e-3
+    lev.y_over_q = float(np.asarray(v["max_y_over_q"])[d])
+    lev.wheel_unloading = float(np.asarray(v["max_wheel_unloading"])[d])
+    psi = np.asarray(v["yaw"])[:, d, 0]
+    yaw = np.fmax(np.abs(np.asarray(v["front_coupler_angle"])[:, d] - psi),
+                  np.abs(np.asarray(v["rear_coupler_angle"])[:, d] - psi))
+    lev.coupler_yaw_deg = float(np.degrees(np.nanmax(yaw))) if np.isfinite(yaw).any() else float("nan")
+    try:
+        q = detailed_quasi_static(sc, v, np.asarray(res.time), d)
+        lev.qs_y_over_q = float(np.nanmax(q["y_over_q"]))
+        lev.qs_wheel_unloading = float(np.nanmax(q["wheel_unloading"]))
+    except (ValueError, RuntimeError):
+        pass
+    lev.ratios = {"y_over_q": lev.y_over_q / crit.y_over_q, "wheel_unloading": lev.wheel_unloading /
+                  crit.wheel_unloading, "coupler_yaw": lev.coupler_yaw_deg / crit.coupler_yaw_deg}
+    ok = res.run.status in ("completed", "event_stop")
+    worst = max((r for r in lev.ratios.values() if math.isfinite(r)), default=float("nan"))
+    lev.verdict = "FAILED RUN" if not ok else ("PASS" if worst <= 1.0 else "EXCEEDED")
+    return lev
+
+
+def run_levels(path, forces_kN, overrides=(), crit: Criteria = Criteria(), drag: str = "drag", pusher: str = "pusher",
+               say=lambda text: None) -> list[Level]:
+    """Run the rig ``path`` at every force of ``forces_kN`` (increasing) and evaluate each level.  ``overrides``:
+    further ``--set`` overrides of the rig.  A run that fails (diverges: the wagon derailed in the model) is a
+    level with that status."""
+    from hpcrail.kinds import load_scenario
+    from hpcrail.kinds.mixed_train.run import run
+
+    base, _ = load_scenario(path, list(overrides))
+    out = []
+    for f in forces_kN:
+        sc, _ = load_scenario(path, list(overrides) + level_overrides(base, f, drag, pusher))
+        res = run(sc)
+        lev = evaluate(sc, res, crit)
+        lev.force_kN = float(f)
+        out.append(lev)
+        say(f"  {f:7.1f} kN: (Y/Q)2m {lev.y_over_q:.3f}, dQ/Q {lev.wheel_unloading:.3f}, coupler yaw "
+            f"{lev.coupler_yaw_deg:.2f} deg (quasi-static Y/Q {lev.qs_y_over_q:.3f}, dQ/Q {lev.qs_wheel_unloading:.3f})"
+            f" -> {lev.verdict}")
+    return out
+
+
+def endurable(levels: list[Level]) -> dict:
+    """The endurable force from the levels: the largest set force of a passing level below the first failing one
+    (``last_pass_kN``), the first failing force (``first_fail_kN``), the estimate between them where the governing
+    criterion's ratio reaches 1 by linear interpolation (``endurable_kN``), and that criterion (``governing``).
+    ``endurable_kN`` is NaN when no level passes, the last level when none fails (a lower bound: ``bounded``
+    False)."""
+    last = first = None
+    for lev in levels:
+        if lev.verdict == "PASS":
+            last = lev
+        else:
+            first = lev
+            break
+    out = {"last_pass_kN": last.force_kN if last else float("nan"),
+           "first_fail_kN": first.force_kN if first else float("nan"), "governing": "", "bounded": first is not None}
+    if last is None:
+        out["endurable_kN"] = float("nan")
+        if first is not None:
+            out["governing"] = max(first.ratios, key=lambda k: first.ratios[k] if math.isfinite(first.ratios[k])
+                                   else -1)
+        return out
+    if first is None:
+        out["endurable_kN"] = last.force_kN
+        return out
+    if first.verdict != "EXCEEDED":                 # a failed run: no ratio to interpolate
+        out["endurable_kN"] = last.force_kN
+        out["governing"] = "run failed"
+        return out
+    gov = max(first.ratios, key=lambda k: first.ratios[k] if math.isfinite(first.ratios[k]) else -1)
+    r0, r1 = last.ratios[gov], first.ratios[gov]
+    f = last.force_kN + (1.0 - r0) / (r1 - r0) * (first.force_kN - last.force_kN) if r1 > r0 else last.force_kN
+    out.update(endurable_kN=float(min(max(f, last.force_kN), first.force_kN)), governing=gov)
+    return out
+
+
+def lcf_figure(levels: list[Level], result: dict, crit: Criteria, out_dir, title: str = ""):
+    """``lcf.png``: each criterion's ratio to its limit against the set buff force, the detailed wagon (solid)
+    and the quasi-static model (dashed), the limit and the endurable force."""
+    from hpcrail.results.plotting import finish, new_figure
+
+    F = np.array([lev.force_kN for lev in levels])
+    fig, ax = new_figure(1, 1, figsize=(8.5, 5.2))
+    series = (("y_over_q", f"(Y/Q) 2 m / {crit.y_over_q:g}", "C0"),
+              ("wheel_unloading", f"dQ/Q / {crit.wheel_unloading:g}", "C1"),
+              ("coupler_yaw", f"coupler yaw / {crit.coupler_yaw_deg:g} deg", "C2"))
+    for key, lab, col in series:
+        ax.plot(F, [lev.ratios.get(key, np.nan) for lev in levels], "o-", color=col, label=f"{lab} (detailed wagon)")
+    ax.plot(F, [lev.qs_y_over_q / crit.y_over_q for lev in levels], "s--", color="C0", mfc="none",
+            label="Y/Q, quasi-static model")
+    ax.plot(F, [lev.qs_wheel_unloading / crit.wheel_unloading for lev in levels], "s--", color="C1", mfc="none",
+            label="dQ/Q, quasi-static model")
+    bad = [lev.force_kN for lev in levels if lev.verdict == "FAILED RUN"]
+    if bad:
+        ax.plot(bad, np.ones(len(bad)), "x", color="C3", ms=10, mew=2, label="run failed (derailed in the model)")
+    ax.axhline(1.0, color="C3", ls="--", lw=1, label="limit (ratio 1)")
+    e = result.get("endurable_kN", float("nan"))
+    if math.isfinite(e):
+        ax.axvline(e, color="k", ls=":", lw=1.2, label=f"endurable force {e:.0f} kN"
+                   + ("" if result.get("bounded") else " (lower bound)"))
+    ax.set_xlabel("buff force set at the wagon [kN]")
+    ax.set_ylabel("criterion / its limit")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, fontsize=8, frameon=False)
+    ax.set_title(title or "endurable longitudinal compressive force (EN 15839 approach)", fontsize=10)
+    return finish(fig, out_dir, "lcf")
+
+
+__all__ = ["Criteria", "Level", "level_overrides", "evaluate", "run_levels", "endurable", "lcf_figure"]
