@@ -4,11 +4,11 @@ risk metric and show which position patterns drive it.
 * :func:`ranking`: the completed make-ups, worst first by the spec's ``rank_by`` metric (default the worst
   quasi-static running-safety ratio), with each one's code in run-length form, the safety metrics with their
   verdicts and the pattern features;
-* :func:`pattern_sensitivity`: for each pattern feature, SALib's given-data estimators (Borgonovo's δ and the
-  first-order Sobol' index S1 of ``SALib.analyze.delta``, Plischke, Borgonovo & Smith 2013 — valid for any sample,
-  not only a Saltelli design) with bootstrap confidence intervals, and the standardised regression coefficient
-  of a linear regression of the metric on all features (numpy least squares; its R² says how much a linear
-  model explains);
+* :func:`pattern_sensitivity`: for each pattern feature, the first-order Sobol' index S1 estimated from the given
+  sample by SALib (``SALib.analyze.delta`` with ``method="sobol"``: Plischke, Borgonovo & Smith 2013 — valid for
+  any sample, not only a Saltelli design) with its bootstrap confidence interval, and the standardised
+  regression coefficient of a linear regression of the metric on all features (numpy least squares; its R² says
+  how much a linear model explains);
 * :func:`makeup_figures`: ``makeup_ranking.png`` (the worst make-ups as strips of their vehicles, the metric and
   its limit beside) and ``makeup_sensitivity.png`` (S1, δ and the regression coefficients per feature).
 """
@@ -67,7 +67,6 @@ def ranking(ds, k: int = 10) -> pd.DataFrame:
     """The ``k`` worst completed make-ups (largest rank metric first): scenario, run-length make-up code, the
     rank metric and its verdict (when it has a limit), the safety metrics of :data:`SHOWN` and the features."""
     from hpcrail.results.verdicts import verdict
-    from hpcrail.sweep.makeup import compress
 
     m = rank_metric(ds)
     ok = _ok(ds)
@@ -89,12 +88,27 @@ def ranking(ds, k: int = 10) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def compress(code: str) -> str:
+    """Run-length form of a make-up code (``##`` + 60 × ``L`` → ``2# 60L``)."""
+    if not code:
+        return ""
+    out, cur, n = [], code[0], 0
+    for ch in code:
+        if ch == cur:
+            n += 1
+        else:
+            out.append(f"{n}{cur}")
+            cur, n = ch, 1
+    out.append(f"{n}{cur}")
+    return " ".join(out)
+
+
 def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_resamples: int = 100) -> pd.DataFrame:
     """Which pattern features drive ``metric`` (default :func:`rank_metric`) over the completed make-ups: per
-    feature (the index) ``S1`` and ``S1_conf`` (first-order Sobol' index), ``delta`` and ``delta_conf``
-    (Borgonovo's moment-independent δ) from ``SALib.analyze.delta`` on the given sample, and ``src`` (the
-    standardised coefficient of the least-squares regression of the metric on all features, its ``R2`` in the
-    frame's ``attrs``).  Constant or non-finite features are left out.  Raises ``ValueError`` with fewer than 20
+    feature (the index) ``S1`` and ``S1_conf`` (first-order Sobol' index from the given sample,
+    ``SALib.analyze.delta`` with ``method="sobol"``, 95 % bootstrap half-width) and ``src`` (the standardised
+    coefficient of the least-squares regression of the metric on all features, its ``R2`` in the frame's
+    ``attrs``).  Constant or non-finite features are left out.  Raises ``ValueError`` with fewer than 20
     usable make-ups or a constant metric."""
     from SALib.analyze import delta
 
@@ -118,19 +132,18 @@ def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_res
     import inspect
     import io
 
-    del inspect
-    kw: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):       # SALib >= 1.5 prints its binning notices
+    # SALib >= 1.6 computes only S1 with method="sobol" (its δ estimators cost minutes on a thousand samples)
+    kw = {"method": "sobol"} if "method" in inspect.signature(delta.analyze).parameters else {}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         res = delta.analyze(problem, Xu, yu, num_resamples=num_resamples, conf_level=0.95, seed=seed,
                             print_to_console=False, **kw)
-    dkey = "delta" if "delta" in res else "delta_raw"
     Z = (Xu - Xu.mean(axis=0)) / Xu.std(axis=0)
     zy = (yu - yu.mean()) / yu.std()
     A = np.column_stack([Z, np.ones(len(zy))])
     coef, *_ = np.linalg.lstsq(A, zy, rcond=None)
     r2 = 1.0 - np.sum((A @ coef - zy) ** 2) / np.sum(zy ** 2)
-    df = pd.DataFrame({"S1": res["S1"], "S1_conf": res["S1_conf"], "delta": res[dkey],
-                       "delta_conf": res[f"{dkey}_conf"], "src": coef[:-1]}, index=pd.Index(names, name="feature"))
+    df = pd.DataFrame({"S1": res["S1"], "S1_conf": res["S1_conf"], "src": coef[:-1]},
+                      index=pd.Index(names, name="feature"))
     df.attrs.update(metric=m, R2=float(r2), samples=int(use.sum()))
     return df.sort_values("S1", ascending=False)
 
@@ -211,10 +224,10 @@ def makeup_figures(ds, outdir) -> list:
     ax.set_xlabel(f"sensitivity of {ds[m].attrs.get('long_name', m)}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1, fontsize=8, frameon=False)
     ax.grid(alpha=0.3, axis="x")
-    ax.set_title(f"which make-up patterns drive the risk ({sens.attrs['samples']} make-ups; SALib delta, numpy "
-                 "lstsq)", fontsize=10)
+    ax.set_title(f"which make-up patterns drive the risk ({sens.attrs['samples']} make-ups; SALib, numpy lstsq)",
+                 fontsize=10)
     files.append(finish(fig, outdir, "makeup_sensitivity"))
     return files
 
 
-__all__ = ["is_makeup", "ranking", "pattern_sensitivity", "makeup_figures", "feature_names", "rank_metric"]
+__all__ = ["is_makeup", "compress", "ranking", "pattern_sensitivity", "makeup_figures", "feature_names", "rank_metric"]

@@ -52,7 +52,8 @@ def lcf(scenario: Path = typer.Argument(..., help="propelling rig: a mixed-train
     from rich.table import Table
 
     from hpcrail.kinds import load_scenario
-    from hpcrail.kinds.mixed_train.lcf import Criteria, endurable, lcf_figure, level_overrides, run_levels
+    from hpcrail.kinds.mixed_train.lcf import (Criteria, endurable, lcf_figure, level_overrides,
+                                              quasi_static_endurable, run_levels)
 
     try:
         levels_kN = parse_forces(forces)
@@ -81,12 +82,13 @@ def lcf(scenario: Path = typer.Argument(..., help="propelling rig: a mixed-train
         f"({sc.simulation.duration_s:g} s each)")
     levels = run_levels(scenario, levels_kN, set_, crit, drag, pusher, say)
     result = endurable(levels)
+    result["quasi_static_kN"] = quasi_static_endurable(levels, crit)
     out.mkdir(parents=True, exist_ok=True)
     fig = lcf_figure(levels, result, crit, out, f"{sc.name}: endurable longitudinal compressive force (EN 15839 "
                      "approach)")
     with open(out / "lcf.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["force_kN", "status", "peak_buff_kN", "y_over_q_2m", "wheel_unloading_2m", "coupler_yaw_deg",
+        w.writerow(["force_kN", "status", "buff_at_max_y_over_q_kN", "y_over_q_2m", "wheel_unloading_2m", "coupler_yaw_deg",
                     "qs_y_over_q", "qs_wheel_unloading", "verdict"])
         for lev in levels:
             w.writerow([lev.force_kN, lev.status, lev.peak_buff_kN, lev.y_over_q, lev.wheel_unloading,
@@ -97,8 +99,9 @@ def lcf(scenario: Path = typer.Argument(..., help="propelling rig: a mixed-train
              f"{crit.coupler_yaw_deg:g} deg.", "",
              f"**Endurable force: {e:.0f} kN**" + ("" if result["bounded"] else " (no level failed: a lower bound)")
              + (f", governed by {result['governing']}" if result["governing"] else "")
-             + f" (last passing level {result['last_pass_kN']:g} kN, first failing {result['first_fail_kN']:g} kN).",
-             "", "| force [kN] | peak buff [kN] | (Y/Q) 2 m | dQ/Q | coupler yaw [deg] | QS Y/Q | QS dQ/Q | verdict |",
+             + f" (last passing level {result['last_pass_kN']:g} kN, first failing {result['first_fail_kN']:g} kN); "
+             f"the quasi-static model gives {result['quasi_static_kN']:.0f} kN.",
+             "", "| force [kN] | buff at max Y/Q [kN] | (Y/Q) 2 m | dQ/Q | coupler yaw [deg] | QS Y/Q | QS dQ/Q | verdict |",
              "|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [f"| {lev.force_kN:g} | {lev.peak_buff_kN:.1f} | {lev.y_over_q:.3f} | {lev.wheel_unloading:.3f} | "
               f"{lev.coupler_yaw_deg:.2f} | {lev.qs_y_over_q:.3f} | {lev.qs_wheel_unloading:.3f} | {lev.verdict} |"
@@ -110,9 +113,9 @@ def lcf(scenario: Path = typer.Argument(..., help="propelling rig: a mixed-train
                     [lev.as_dict() for lev in levels], "result": result,
                     "files": [str(fig), str(out / "lcf.csv"), str(out / "report.md")]})
         return
-    t = Table(title=f"{sc.name}: propelling through the S-curve (detailed wagon; quasi-static model beside)")
-    for col in ("buff [kN]", "peak at wagon [kN]", f"(Y/Q)2m / {crit.y_over_q:g}", f"dQ/Q / {crit.wheel_unloading:g}",
-                f"yaw [deg] / {crit.coupler_yaw_deg:g}", "QS Y/Q", "QS dQ/Q", "verdict"):
+    t = Table(title=f"{sc.name}: buff force, the detailed wagon's criteria and the quasi-static model's")
+    for col in ("set [kN]", "at max Y/Q [kN]", f"(Y/Q)2m, lim {crit.y_over_q:g}", f"dQ/Q, lim {crit.wheel_unloading:g}",
+                f"yaw [deg], lim {crit.coupler_yaw_deg:g}", "QS Y/Q", "QS dQ/Q", "verdict"):
         t.add_column(col, justify="left" if col == "verdict" else "right")
     for lev in levels:
         v = {"PASS": "[green]PASS[/]", "EXCEEDED": "[bold red]EXCEEDED[/]"}.get(lev.verdict, lev.verdict)

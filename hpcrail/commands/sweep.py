@@ -353,12 +353,12 @@ def _print_makeups(ds, rep) -> None:
     console.print(t)
     s = rep.makeup_sensitivity
     if s is not None and len(s):
-        ts = Table(title=f"which patterns drive {m}: SALib delta (given data) S1 and delta ± 95 %, standardised "
-                         f"regression coefficient (R² = {s.attrs.get('R2', float('nan')):.2f}, "
+        ts = Table(title=f"which patterns drive {m}: first-order Sobol' S1 from the given sample (SALib) ± 95 %, "
+                         f"standardised regression coefficient (R² = {s.attrs.get('R2', float('nan')):.2f}, "
                          f"{s.attrs.get('samples', 0)} make-ups)")
-        for col in ("feature", "S1", "delta", "regression"):
+        for col in ("feature", "S1", "regression"):
             ts.add_column(col, justify="left" if col == "feature" else "right")
         for f, row in s.iterrows():
             ts.add_row(escape(str(ds[f].attrs.get("long_name", f))), f"{row['S1']:.3f} ± {row['S1_conf']:.3f}",
-                       f"{row['delta']:.3f} ± {row['delta_conf']:.3f}", f"{row['src']:+.3f}")
+                       f"{row['src']:+.3f}")
         console.print(ts)

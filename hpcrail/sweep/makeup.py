@@ -262,19 +262,4 @@ def _entries(seq, spec: MakeupSpec) -> list[dict]:
     return entries
 
 
-def compress(code: str) -> str:
-    """Run-length form of a make-up code (``##`` + 60 × ``L`` → ``2# 60L``)."""
-    if not code:
-        return ""
-    out, cur, n = [], code[0], 0
-    for ch in code:
-        if ch == cur:
-            n += 1
-        else:
-            out.append(f"{n}{cur}")
-            cur, n = ch, 1
-    out.append(f"{n}{cur}")
-    return " ".join(out)
-
-
-__all__ = ["MakeupSpec", "CarGroup", "Locomotives", "Remote", "Rules", "Makeup", "FEATURES", "draw", "compress", "LOCO"]
+__all__ = ["MakeupSpec", "CarGroup", "Locomotives", "Remote", "Rules", "Makeup", "FEATURES", "draw", "LOCO"]

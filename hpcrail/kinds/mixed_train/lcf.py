@@ -34,7 +34,8 @@ class Criteria:
 
 @dataclasses.dataclass
 class Level:
-    """One buff-force level: the set force [kN], the run's status, the peak buff force measured at the wagon [kN],
+    """One buff-force level: the set force [kN], the run's status, the buff force at the wagon when its (Y/Q) 2 m
+    peaked (``peak_buff_kN``) [kN],
     the detailed wagon's largest (Y/Q) 2 m, ΔQ/Q 2 m and coupler yaw relative to its body [deg], the quasi-static
     model's largest Y/Q and ΔQ/Q, the ratios to the limits and the verdict."""
 
@@ -80,7 +81,8 @@ def evaluate(sc, res, crit: Criteria, d: int = 0) -> Level:
 
     v = res.values
     lev = Level(force_kN=float("nan"), status=res.run.status, message=res.run.message)
-    lev.peak_buff_kN = float(np.asarray(v["peak_buff_force_at_vehicle"])[d]) * 1e-3
+    # the buff force at the wagon when its (Y/Q) 2 m peaked (the start-up transient of the rig is not the level)
+    lev.peak_buff_kN = -float(np.asarray(v["in_train_force_at_max_y_over_q"])[d]) * 1e-3
     lev.y_over_q = float(np.asarray(v["max_y_over_q"])[d])
     lev.wheel_unloading = float(np.asarray(v["max_wheel_unloading"])[d])
     psi = np.asarray(v["yaw"])[:, d, 0]
@@ -121,6 +123,22 @@ def run_levels(path, forces_kN, overrides=(), crit: Criteria = Criteria(), drag:
             f"{lev.coupler_yaw_deg:.2f} deg (quasi-static Y/Q {lev.qs_y_over_q:.3f}, dQ/Q {lev.qs_wheel_unloading:.3f})"
             f" -> {lev.verdict}")
     return out
+
+
+def quasi_static_endurable(levels: list[Level], crit: Criteria) -> float:
+    """The quasi-static model's endurable force: where the larger of its Y/Q and ΔQ/Q ratios first reaches 1,
+    interpolated linearly between the levels (NaN if it never does, the first level if it always does)."""
+    F = np.array([lev.force_kN for lev in levels])
+    r = np.array([max(lev.qs_y_over_q / crit.y_over_q, lev.qs_wheel_unloading / crit.wheel_unloading)
+                  for lev in levels])
+    bad = np.flatnonzero(~(r <= 1.0))
+    if not bad.size:
+        return float("nan")
+    i = int(bad[0])
+    if i == 0:
+        return float(F[0])
+    return float(F[i - 1] + (1.0 - r[i - 1]) / (r[i] - r[i - 1]) * (F[i] - F[i - 1])) if np.isfinite(r[i]) \
+        else float(F[i - 1])
 
 
 def endurable(levels: list[Level]) -> dict:
@@ -182,6 +200,14 @@ def lcf_figure(levels: list[Level], result: dict, crit: Criteria, out_dir, title
     if math.isfinite(e):
         ax.axvline(e, color="k", ls=":", lw=1.2, label=f"endurable force {e:.0f} kN"
                    + ("" if result.get("bounded") else " (lower bound)"))
+    eq = result.get("quasi_static_kN", float("nan"))
+    if math.isfinite(eq):
+        ax.axvline(eq, color="0.5", ls="-.", lw=1.0, label=f"quasi-static model: {eq:.0f} kN")
+    top = 3.0
+    ax.set_ylim(0.0, top)
+    if any(lev.qs_y_over_q / crit.y_over_q > top for lev in levels):
+        ax.text(0.99, 0.97, "quasi-static Y/Q off scale where a wheel lifts (Q -> 0)", transform=ax.transAxes,
+                ha="right", va="top", fontsize=8, color="C0")
     ax.set_xlabel("buff force set at the wagon [kN]")
     ax.set_ylabel("criterion / its limit")
     ax.grid(alpha=0.3)
