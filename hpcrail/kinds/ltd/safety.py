@@ -87,10 +87,10 @@ SAFETY_ELEMENTS = tuple(_ELEMS) + (
     _o("lcf_ratio", ("vehicle",), "1", "peak buff / endurable compressive force", "Peak buff force at the vehicle "
        "over its type's endurable longitudinal compressive force (EN 15839).", "element", limit=1.0,
        limit_source="EN 15839 endurable LCF", missing=_NOLCF),
-    _o("jackknife", ("vehicle",), "1", "jack-knife flag", "1 if a quasi-static limit was reached in buff with the "
-       "couplers pushing the vehicle out of the curve.", "element", dtype="int8"),
-    _o("stringline", ("vehicle",), "1", "stringline flag", "1 if a quasi-static limit was reached in draft with "
-       "the couplers pulling the vehicle into the curve.", "element", dtype="int8"),
+    _o("jackknife", ("vehicle",), "1", "jack-knife flag", "One if a quasi-static limit was reached in buff with the "
+       "couplers pushing the vehicle out of the curve, else zero.", "element", dtype="int8"),
+    _o("stringline", ("vehicle",), "1", "stringline flag", "One if a quasi-static limit was reached in draft with "
+       "the couplers pulling the vehicle into the curve, else zero.", "element", dtype="int8"),
 )
 SAFETY_METRICS = tuple(
     _o(f"worst_qs_{k}", (), "1", f"worst {lab}"[:60], _DESC[k].replace("of the vehicle's", "of any vehicle's")
