@@ -572,7 +572,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
     for j, ps in enumerate(pspecs):
         if ps.integer:
             cols[j] = [int(round(x)) if isinstance(x, float) else x for x in cols[j]]
-    return [tuple(c[i] for c in cols) for i in range(n)]
+    rows = len(cols[0]) if cols else n        # saltelli: N (D + 2) rows; a make-up design may have no parameter
+    return [tuple(c[i] for c in cols) for i in range(rows)]
 
 
 def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigIssue]:
