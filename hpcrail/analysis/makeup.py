@@ -44,11 +44,12 @@ def feature_names(ds) -> list[str]:
             and ds[n].dtype.kind in "fiu"]
 
 
-def rank_metric(ds) -> str:
-    """The metric the make-ups are ranked by (the spec's ``rank_by``; the worst quasi-static ratio)."""
-    m = spec_of(ds).get("rank_by") or "worst_qs_ratio"
-    if m not in ds:
-        raise ValueError(f"the make-up study has no metric {m!r} to rank by (makeup.rank_by)")
+def rank_metric(ds, metric: str | None = None) -> str:
+    """The metric the make-ups are ranked by: ``metric``, else the spec's ``rank_by`` (default the worst
+    quasi-static ratio); raises ValueError for a metric the store does not have."""
+    m = metric or spec_of(ds).get("rank_by") or "worst_qs_ratio"
+    if m not in ds or ds[m].dims != ("scenario",):
+        raise ValueError(f"the make-up study has no metric {m!r} to rank by (makeup.rank_by or --rank-by)")
     return m
 
 
@@ -63,12 +64,12 @@ SHOWN = ("worst_qs_ratio", "worst_qs_y_over_q", "worst_qs_wheel_unloading", "wor
          "jackknife_vehicles", "stringline_vehicles", "max_buff_force")
 
 
-def ranking(ds, k: int = 10) -> pd.DataFrame:
+def ranking(ds, k: int = 10, metric: str | None = None) -> pd.DataFrame:
     """The ``k`` worst completed make-ups (largest rank metric first): scenario, run-length make-up code, the
     rank metric and its verdict (when it has a limit), the safety metrics of :data:`SHOWN` and the features."""
     from hpcrail.results.verdicts import verdict
 
-    m = rank_metric(ds)
+    m = rank_metric(ds, metric)
     ok = _ok(ds)
     y = np.asarray(ds[m].values, float)
     idx = np.flatnonzero(ok & np.isfinite(y))
@@ -112,7 +113,7 @@ def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_res
     usable make-ups or a constant metric."""
     from SALib.analyze import delta
 
-    m = metric or rank_metric(ds)
+    m = rank_metric(ds, metric)
     ok = _ok(ds)
     y = np.asarray(ds[m].values, float)
     feats = feature_names(ds)
@@ -148,14 +149,15 @@ def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_res
     return df.sort_values("S1", ascending=False)
 
 
-def makeup_figures(ds, outdir) -> list:
-    """``makeup_ranking.png`` and ``makeup_sensitivity.png`` (see the module docstring)."""
+def makeup_figures(ds, outdir, metric: str | None = None) -> list:
+    """``makeup_ranking.png`` and ``makeup_sensitivity.png`` (see the module docstring) for ``metric`` (default
+    :func:`rank_metric`)."""
     from hpcrail.results.plotting import finish, new_figure
     from hpcrail.results.units import label, to_display
 
     files = []
-    m = rank_metric(ds)
-    top = ranking(ds, 15)
+    m = rank_metric(ds, metric)
+    top = ranking(ds, 15, m)
     if len(top):
         mk = spec_of(ds)
         groups = mk.get("cars", [])
@@ -201,7 +203,7 @@ def makeup_figures(ds, outdir) -> list:
         bx.set_ylim(len(vals) - 0.5, -0.5)
         bx.set_yticks([])
         if lim is not None:
-            bx.axvline(float(lim) * float(a.get("display_scale", 1.0)), color="C3", ls="--", lw=1,
+            bx.axvline(float(lim) * float(a.get("display_scale", 1.0)), color="k", ls="--", lw=1.2, zorder=3,
                        label=f"limit ({a.get('limit_source', '')})")
             bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize=8, frameon=False)
         bx.set_xlabel(label(a, m))

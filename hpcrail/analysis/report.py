@@ -449,9 +449,10 @@ def kind_report_figures(ds, outdir: Path, skipped: dict) -> list:
     return files
 
 
-def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None) -> Report:
+def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None,
+                 rank_by: str | None = None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) and return a :class:`Report`.
-    ``metrics``: only these metrics.  Raises ``ValueError`` for a dataset without swept parameters (a
+    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's).  Raises ``ValueError`` for a dataset without swept parameters (a
     single run: see ``hpcrail plot``)."""
     ds = ds.hpcrail._flat()
     params = ds.hpcrail.parameters
@@ -497,9 +498,9 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
 
     if makeup.is_makeup(ds):
         try:
-            rank = makeup.ranking(ds)
-            files += makeup.makeup_figures(ds, outdir)
-            sens = makeup.pattern_sensitivity(ds)
+            rank = makeup.ranking(ds, metric=rank_by)
+            files += makeup.makeup_figures(ds, outdir, rank_by)
+            sens = makeup.pattern_sensitivity(ds, rank_by)
         except ValueError as exc:
             skipped["make-up ranking"] = str(exc)
     return Report(files=files, skipped=skipped, sobol=table, makeup_ranking=rank, makeup_sensitivity=sens)

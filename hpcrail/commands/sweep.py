@@ -217,6 +217,8 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
            output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the PNG figures "
                                                  "(default: STORE_report/)"),
            metric: List[str] = typer.Option([], "--metric", help="only these metrics (repeatable)"),
+           rank_by: Optional[str] = typer.Option(None, "--rank-by", help="make-up studies: the metric to rank the "
+                                                 "make-ups by (default: the spec's makeup.rank_by)"),
            json_: bool = typer.Option(False, "--json", help="print the summary, Sobol' indices and figure "
                                       "paths as JSON")):
     """The study as figures and tables: the summary of every metric, each metric against the swept
@@ -279,7 +281,11 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     from hpcrail.sweep.store import counts
 
     c = counts(st)
-    rep = write_report(ds, out, metric or None)
+    if rank_by is not None and rank_by not in allowed:
+        err_console.print(f"[bold red]error:[/] unknown metric {rank_by}; allowed: {', '.join(allowed)}",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    rep = write_report(ds, out, metric or None, rank_by)
     if json_:
         sob = None
         if rep.sobol is not None:
@@ -325,16 +331,16 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
                        f"{row['S1']:.3f} ± {row['S1_conf']:.3f}", f"{row['ST']:.3f} ± {row['ST_conf']:.3f}")
         console.print(ts)
     if rep.makeup_ranking is not None and len(rep.makeup_ranking):
-        _print_makeups(ds, rep)
+        _print_makeups(ds, rep, rank_by)
     console.print(f"wrote {len(rep.files)} figures to {out}/: " + ", ".join(p.name for p in rep.files),
                   highlight=False, soft_wrap=True)
 
 
-def _print_makeups(ds, rep) -> None:
+def _print_makeups(ds, rep, rank_by=None) -> None:
     """The make-up ranking and the pattern sensitivity of a make-up study (design makeup)."""
     from hpcrail.analysis.makeup import rank_metric
 
-    m = rank_metric(ds)
+    m = rank_metric(ds, rank_by)
     r = rep.makeup_ranking
     t = Table(title=f"the worst make-ups by {ds[m].attrs.get('long_name', m)} (code: "
                     f"{ds['makeup'].attrs.get('long_name', '')}; run lengths, head first; makeup_ranking.png shows "
