@@ -2,7 +2,7 @@
 benchmarks/results/quasi_static_validation.md: eleven cases of the propelling rig configs/mixed/lcf_s_curve.yaml
 (steady curves of R = 150, 300, 600 m and the S-curve; buff and draft; the empty and the loaded car body), each the
 largest wheel Y/Q and ΔQ/Q of the detailed wagon and of the quasi-static model fed the run's own forces
-(:func:`hpcrail.kinds.mixed_train.safety.compare_with_detailed`).  tests/test_quasi_static_validation.py asserts
+(:func:`hpcrail.kinds.mixed_train.lcf.compare_with_detailed`).  tests/test_quasi_static_validation.py asserts
 four of them.
 
     python benchmarks/quasi_static_validation.py       # about 11 x 10 s on a quiet core (RK4 0.5 ms)
@@ -40,7 +40,7 @@ CASES = {
 
 
 def main() -> None:
-    from hpcrail.kinds.mixed_train.safety import compare_with_detailed, rig_overrides
+    from hpcrail.kinds.mixed_train.lcf import compare_with_detailed, rig_overrides
 
     rows, loads = [], []
     t0 = time.time()

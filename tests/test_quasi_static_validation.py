@@ -6,7 +6,7 @@ draft, pulling) locomotive hold the in-train forces at the wagon constant while 
 (:func:`hpcrail.kinds.mixed_train.safety.detailed_quasi_static`) is fed the run's own coupler forces, speed and
 positions and the wagon's own geometry, suspension and wheel/rail pair; compared are the largest wheel Y/Q and ΔQ/Q
 (steady curves: means over the last 1.5 s; the S-curve: the largest 2 m sliding means over the passage;
-:func:`hpcrail.kinds.mixed_train.safety.compare_with_detailed`).
+:func:`hpcrail.kinds.mixed_train.lcf.compare_with_detailed`).
 
 Measured on eleven cases (docs/validation.md, ``python benchmarks/quasi_static_validation.py``): Y/Q within 15 %
 but one draft case (a small Y/Q of 0.22 where the detailed wheel's creep force saturates: −35 %), ΔQ/Q 5-27 % low —
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcrail.kinds.mixed_train.safety import compare_with_detailed, rig_overrides
+from hpcrail.kinds.mixed_train.lcf import compare_with_detailed, rig_overrides
 
 pytestmark = pytest.mark.xdist_group("mixed_train")   # one worker compiles the mixed-train kernels (conftest)
 ROOT = Path(__file__).resolve().parents[1]

@@ -216,4 +216,64 @@ def lcf_figure(levels: list[Level], result: dict, crit: Criteria, out_dir, title
     return finish(fig, out_dir, "lcf")
 
 
-__all__ = ["Criteria", "Level", "level_overrides", "evaluate", "run_levels", "endurable", "lcf_figure"]
+#: the loaded Manchester wagon's car body (configs/wheelrail/vehicles/manchester_wagon1.yaml) as overrides of the
+#: empty wagon of the propelling rig
+LOADED_BODY = ["detailed.0.vehicle.body_types.car_body.mass_kg=32000",
+               "detailed.0.vehicle.body_types.car_body.inertia_kgm2=[56800, 1970000, 1970000]",
+               "detailed.0.vehicle.bodies.0.z_m=1.8"]
+
+
+def rig_overrides(rig, force_kN: float, mode: str = "buff", radius_m: float | None = None, cant_mm: float = 0.0,
+                  speed_kmh: float | None = None, duration_s: float | None = None, loaded: bool = False) -> list[str]:
+    """``--set`` overrides of the propelling rig (``configs/mixed/lcf_s_curve.yaml``) for a validation case: the
+    in-train force ``force_kN`` at the wagon in ``buff`` (the drag vehicle ahead, the pusher behind) or ``draft``
+    (the locomotive ahead pulling, the drag vehicle behind), a steady curve of ``radius_m`` with ``cant_mm`` after
+    a 40 m tangent and a 20 m spiral (None: the rig's own S-curve), the speed and duration, the loaded car body."""
+    from hpcrail.kinds import load_scenario
+
+    base, _ = load_scenario(rig)
+    over = level_overrides(base, force_kN)
+    if radius_m is not None:
+        over.append(f"track.sections=[{{kind: tangent, length_m: 40}}, {{kind: spiral, length_m: 20}}, "
+                    f"{{kind: curve, length_m: 800, radius_m: {radius_m}, cant_mm: {cant_mm}}}]")
+    if speed_kmh is not None:
+        over.append(f"simulation.initial_speed_kmh={speed_kmh}")
+    if duration_s is not None:
+        over.append(f"simulation.duration_s={duration_s}")
+    if mode == "draft":
+        over.append("consist=[{type: pusher}, {type: reference, count: 3}, {type: drag}]")
+    return over + (LOADED_BODY if loaded else [])
+
+
+def compare_with_detailed(rig, overrides, steady: bool = True, window_s: float = 1.5) -> dict:
+    """Run the rig with ``overrides`` and compare the quasi-static model with the multibody wagon: the largest
+    wheel Y/Q and ΔQ/Q of each (``steady``: means over the last ``window_s`` seconds; else the largest 2 m sliding
+    means over the passage, EN 14363).  Returns ``{"detailed": (Y/Q, ΔQ/Q), "quasi_static": (Y/Q, ΔQ/Q), "force":
+    mean in-train force at the wagon at the end [N], "status": ...}``."""
+    from hpcrail.kinds import load_scenario
+    from hpcrail.kinds.mixed_train.run import run
+    from hpcrail.kinds.mixed_train.safety import detailed_quasi_static
+    from hpcrail.results.running_safety import sliding_mean
+
+    sc, _ = load_scenario(rig, list(overrides))
+    res = run(sc)
+    v, t = res.values, np.asarray(res.time)
+    out = {"status": res.run.status}
+    if res.run.status != "completed":
+        return out
+    q = detailed_quasi_static(sc, v, t)
+    yq, dq = np.asarray(v["y_over_q"])[:, 0], np.asarray(v["wheel_unloading"])[:, 0]
+    if steady:
+        w = t >= t[-1] - window_s
+        out["detailed"] = (float(np.nanmax(np.nanmean(yq[w], axis=0))), float(np.nanmax(np.nanmean(dq[w], axis=0))))
+        out["quasi_static"] = (float(np.nanmean(q["y_over_q"][w])), float(np.nanmean(q["wheel_unloading"][w])))
+    else:
+        pos = np.asarray(v["distance"])[:, 0]
+        out["detailed"] = tuple(float(np.nanmax(sliding_mean(pos, x)[1])) for x in (yq, dq))
+        out["quasi_static"] = tuple(float(np.nanmax(sliding_mean(pos, x)[1])) for x in (q["y_over_q"],
+                                                                                         q["wheel_unloading"]))
+    out["force"] = float(0.5 * (np.asarray(v["front_coupler_force"])[-1, 0] + np.asarray(v["rear_coupler_force"])[-1, 0]))
+    return out
+
+
+__all__ = ["rig_overrides", "compare_with_detailed", "LOADED_BODY", "Criteria", "Level", "level_overrides", "evaluate", "run_levels", "endurable", "lcf_figure"]
