@@ -248,3 +248,7 @@ def test_duplicate_levels_and_repeated_scenarios_are_warned_about(tmp_path):
     sampled = write_spec(tmp_path / "s.yaml", {SLACK: {"values": [0, 10]}, MASS: {"uniform": [80, 90]}},
                          design="random", extra={"samples": 8, "seed": 1})
     assert expand(sampled).warnings == []
+    zipped = write_spec(tmp_path / "z.yaml", {SLACK: {"values": [0, 10, 0, 0]}, MASS: {"values": [80, 80, 90, 80]}},
+                        design="zip")
+    w = expand(zipped).warnings          # a level repeated in one list is no repeat in a zip; row 3 repeats row 0
+    assert len(w) == 1 and "zip rows given more than once (rows 0 = 3" in w[0], w

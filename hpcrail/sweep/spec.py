@@ -896,24 +896,34 @@ def _level_key(v) -> str:
 
 
 def duplicate_warnings(spec: SweepSpec, spec_file: str, levels: list, points: list) -> list[str]:
-    """Warnings about scenarios a ``grid``/``zip`` study runs more than once: a level given twice (``values:
-    [10, 20, 10]``, a ``linspace`` whose rounded values repeat), and scenarios with the same id (the same
-    canonical scenario from different levels, e.g. a level equal to another after validation).  Sampled
-    designs repeat discrete levels by construction and get none."""
+    """Warnings about scenarios a ``grid``/``zip`` study runs more than once: a level of a grid given twice
+    (``values: [10, 20, 10]``, a ``linspace`` whose rounded values repeat), a row of a zip given twice, and
+    scenarios with the same id (the same canonical scenario from different levels, e.g. an integrator and
+    its alias).  Sampled designs repeat discrete levels by construction and get none."""
     if spec.design not in ("grid", "zip"):
         return []
     out = []
-    for (path, _ps), lv in zip(spec.parameters.items(), levels):
-        if lv is None:
-            continue
-        seen: dict = {}
-        for v in lv:
-            seen.setdefault(_level_key(v), []).append(v)
-        dup = [vs[0] for vs in seen.values() if len(vs) > 1]
+    if spec.design == "grid":
+        for (path, _ps), lv in zip(spec.parameters.items(), levels):
+            if lv is None:
+                continue
+            seen: dict = {}
+            for v in lv:
+                seen.setdefault(_level_key(v), []).append(v)
+            dup = [vs[0] for vs in seen.values() if len(vs) > 1]
+            if dup:
+                shown = ", ".join(repr(_label(v)) for v in dup[:5]) + (" …" if len(dup) > 5 else "")
+                out.append(f"{spec_file}: parameters.{path}: level{'s' if len(dup) > 1 else ''} {shown} given more "
+                           "than once: the grid runs the same scenarios again (remove the repeated levels)")
+    else:
+        rows: dict = {}
+        for i, row in enumerate(zip(*levels)):
+            rows.setdefault(tuple(_level_key(v) for v in row), []).append(i)
+        dup = [ix for ix in rows.values() if len(ix) > 1]
         if dup:
-            shown = ", ".join(repr(_label(v)) for v in dup[:5]) + (" …" if len(dup) > 5 else "")
-            out.append(f"{spec_file}: parameters.{path}: level{'s' if len(dup) > 1 else ''} {shown} given more than "
-                       f"once: the {spec.design} runs the same scenarios again (remove the repeated levels)")
+            shown = "; ".join(" = ".join(str(i) for i in ix) for ix in dup[:5]) + (" …" if len(dup) > 5 else "")
+            out.append(f"{spec_file}: parameters: zip rows given more than once (rows {shown}, counted from 0): "
+                       "the zip runs the same scenarios again (remove the repeated rows)")
     ids = [p.id for p in points if p.error is None]
     n_dup = len(ids) - len(set(ids))
     if n_dup and not out:
