@@ -59,7 +59,7 @@ def rerun(store: Path = typer.Argument(..., help="study store (zarr) of hpcrail 
     err_console.print(f"re-running scenario {m.index} ({m.id}; {vals}) of {store} with every output -> {out}",
                       highlight=False, markup=False, soft_wrap=True)
     say = (lambda text: None) if quiet else (lambda text: err_console.print(text, highlight=False, soft_wrap=True))
-    ds = simulate_to_store(sc, out, overwrite=overwrite, quiet=quiet, say=say,
+    ds = simulate_to_store(sc, out, overwrite=overwrite, quiet=quiet, say=say, source=f"{store} scenario {m.index}",
                            attrs={"study_store": str(store.resolve()), "study_scenario": int(m.index),
                                   "study_scenario_id": m.id})
     if not quiet:

@@ -446,6 +446,8 @@ def _run_sweep(spec, store, *, cli_set, client, scheduler, scheduler_file, clust
     t0 = time.perf_counter()
     exp = expansion or expand(spec, cli_set)
     t_exp = time.perf_counter() - t0
+    for w in getattr(exp, "warnings", ()):
+        say(f"warning: {w}")
     store = Path(store or f"{exp.name}.zarr")
     from hpcrail.results.store import check_writable
 
