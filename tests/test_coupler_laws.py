@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ltd_helpers import constant_loco, frictionless_wagon, make_scenario, scenario_tree
+from helpers.ltd import constant_loco, frictionless_wagon, make_scenario, scenario_tree
 
 from hpcrail.integrators import integrate
 from hpcrail.kinds.ltd.couplers import LAWS

@@ -46,7 +46,9 @@ def run(sc, *, progress=None, t_out=None) -> RunResult | None:
     model, prob = ltd_problem(sc)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
                     **sc.integrator.kwargs())
-    return ltd_result(sc, model, sol)
+    res = ltd_result(sc, model, sol)
+    res.attrs["partition_state"] = "serial"
+    return res
 
 
 def prepare(sc, t_out=None):
@@ -58,7 +60,9 @@ def prepare(sc, t_out=None):
 
 def finish(sc, model, sol) -> RunResult:
     """Batch hook: the outputs of a scenario integrated by the batch kernel."""
-    return ltd_result(sc, model, sol)
+    res = ltd_result(sc, model, sol)
+    res.attrs["partition_state"] = "serial"
+    return res
 
 
 def eligible(sc) -> bool:

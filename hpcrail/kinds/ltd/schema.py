@@ -552,11 +552,11 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
                 f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
                 f"off or auto with connection kinds {', '.join(partitionable_laws())}")
     if sc.partition.state == "distributed":
-        from hpcrail.integrators.spmd import SPMD_METHODS, supports
+        from hpcrail.config.integrator import block_methods, method_spec
 
-        if not supports(sc.integrator.method):
-            add(("partition", "state"), f"integrator {sc.integrator.method!r} has no distributed-state kernel",
-                sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(SPMD_METHODS)}")
+        if not method_spec(sc.integrator.method).blocks:
+            add(("partition", "state"), f"integrator {sc.integrator.method!r} does not run on blocks (distributed "
+                "state)", sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(block_methods())}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s,

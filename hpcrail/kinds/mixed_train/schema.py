@@ -228,6 +228,10 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     if sc.partition.backend == "mpi":
         add(("partition", "backend"), "a mixed train's blocks run on threads (MPI ranks are not built for it)",
             sc.partition.backend, "auto, off, threads")
+    if sc.partition.state == "distributed":
+        add(("partition", "state"), "a mixed train's blocks share the whole state: the detailed wagons and their "
+            "coupling are not split into blocks (distributed state is built for LTD trains only)",
+            sc.partition.state, "auto or shared")
     if sc.partition.boundary_vehicles is not None:
         miss = sorted(seen - set(sc.partition.boundary_vehicles))
         if miss:
