@@ -27,7 +27,7 @@ from numba import njit
 from hpcrail._numba import JIT
 from hpcrail.integrators.collectives import copy_own, seg, wrms
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, initial_step, STEP_ON, loop_gate, step_factor,
+    EPS, dense_needed, event_work, finish_step, initial_step, STEP_ON, loop_gate, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
@@ -37,7 +37,7 @@ from hpcrail.integrators.contract import (
 from hpcrail.integrators.linalg import SP_NEV
 from hpcrail.integrators.newton import (
     MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, evaluate_jacobian, factorise, jac_values, lin_storage, lin_storage_py,
-    needs_f_for_jacobian, needs_factorisation, newton_solve, newton_tol_err,
+    matrices, needs_f_for_jacobian, needs_factorisation, newton_solve, newton_tol_err,
 )
 
 MAX_ORDER = 5
@@ -171,9 +171,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     od = osc + _N_SCAL
     D = tstate[od:od + (MAX_ORDER + 3) * n].reshape((MAX_ORDER + 3, n))
     oj = od + (MAX_ORDER + 3) * n
-    J = tstate[oj:oj + L]
-    LU = tstate[oj + L:oj + 2 * L]
-    piv = tstate[oj + 2 * L:oj + 2 * L + npiv].view(np.int64)
+    J, LU, piv = matrices(tstate, oj, L, npiv)
     # ---- work
     vals = np.zeros(max(jac_values(spec, vb), 1))
     ytmp = np.empty(n)
@@ -186,9 +184,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     wt = np.empty(n)
     dtmp = np.empty((MAX_ORDER + 3, n))
     Q = np.empty((MAX_ORDER + 1, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1

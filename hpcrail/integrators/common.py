@@ -411,6 +411,12 @@ def initial_step(rhs, params, t, y, f0, span, rtolv, atol, order, mass, stats, s
     return min(100.0 * h0, h1, span)
 
 
+@njit(inline="always", **JIT)
+def event_work(nev):
+    """Work arrays of the event location: g at the step end, g at a trial point, the roots (float64[nev])."""
+    return np.empty(nev), np.empty(nev), np.empty(nev)
+
+
 @njit(**JIT)
 def dense_needed(spec, obs_dt, t, t_end, t_out, iout):
     """True if the dense polynomial of the step [t, t_end] will be needed (samples, events, or

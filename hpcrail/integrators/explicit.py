@@ -20,7 +20,7 @@ from numba import njit
 from hpcrail._numba import JIT
 from hpcrail.integrators.collectives import OW_BHI, OW_BLO, OW_P, all_finite, all_sum, block_range, copy_own, seg
 from hpcrail.integrators.common import (
-    dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end, step_factor,
+    dense_needed, event_work, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_OBS_DT, SET_SAFETY, SET_STEP,
@@ -119,9 +119,7 @@ def rk4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     y1 = np.empty(n)
     f1 = np.empty(n)
     Q = np.empty((4, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     status = RUNNING
     while True:
         status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
@@ -187,9 +185,7 @@ def abm4(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pau
     y1 = np.empty(n)
     f1 = np.empty(n)
     Q = np.empty((4, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     c24 = 1.0 / 24.0
     status = RUNNING
     while True:
@@ -332,9 +328,7 @@ def dopri5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     Q = np.empty((5, n))
     part = np.zeros((P, 1))
     gpart = np.zeros(1)
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     status = RUNNING
     rejected_last = False
     while True:

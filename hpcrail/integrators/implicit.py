@@ -36,7 +36,8 @@ from numba import njit
 from hpcrail._numba import JIT
 from hpcrail.integrators.collectives import all_finite, copy_own, seg, wrms
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end, step_factor,
+    EPS, dense_needed, event_work, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end,
+    step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
@@ -46,7 +47,8 @@ from hpcrail.integrators.contract import (
 from hpcrail.integrators.linalg import SP_NEV
 from hpcrail.integrators.newton import (
     MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, jac_values,
-    lin_solve, lin_storage, lin_storage_py, needs_f_for_jacobian, needs_factorisation, newton_solve, newton_tol_err,
+    lin_solve, lin_storage, lin_storage_py, matrices, needs_f_for_jacobian, needs_factorisation, newton_solve,
+    newton_tol_err,
 )
 
 _N_SCAL = 12
@@ -130,9 +132,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     osc = og + nev
     sc = tstate[osc:osc + _N_SCAL]
     oj = osc + _N_SCAL
-    J = tstate[oj:oj + L]
-    LU = tstate[oj + L:oj + 2 * L]
-    piv = tstate[oj + 2 * L:oj + 2 * L + npiv].view(np.int64)
+    J, LU, piv = matrices(tstate, oj, L, npiv)
     oq = oj + 2 * L + npiv
     Qp = tstate[oq:oq + 4 * n].reshape((4, n))
     # ---- work
@@ -147,9 +147,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     Ks = np.empty((4, n))
     Zs = np.empty((4, n))
     Q = np.empty((4, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1
@@ -397,9 +395,7 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
     osc = og + nev
     sc = tstate[osc:osc + _N_SCAL]
     oj = osc + _N_SCAL
-    J = tstate[oj:oj + L]
-    LU = tstate[oj + L:oj + 2 * L]
-    piv = tstate[oj + 2 * L:oj + 2 * L + npiv].view(np.int64)
+    J, LU, piv = matrices(tstate, oj, L, npiv)
     vals = np.zeros(max(jac_values(spec, vb), 1))
     ytmp = np.empty(n)
     ftmp = np.empty(n)
@@ -407,9 +403,7 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
     y1 = np.empty(n)
     dz = np.empty(n)
     Q = np.empty((2, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1

@@ -28,6 +28,8 @@ import math
 
 from numba import njit
 
+import numpy as np
+
 from hpcrail._numba import JIT
 from hpcrail.integrators.collectives import OW_P, seg, wrms
 from hpcrail.integrators.common import EPS
@@ -57,41 +59,6 @@ def default_newton_tol(rtol, given):
     if given > 0.0:
         return given
     return max(10.0 * EPS / rtol, min(0.03, math.sqrt(rtol)))
-
-
-@njit(inline="always", **JIT)
-def scaled_norm(x, s, wt):
-    """``x ← s·x`` in place and its weighted RMS norm sqrt(mean((x_i·wt_i)²)) (four partial sums:
-    the adds do not wait for each other)."""
-    n = x.size
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
-    m = n - n % 4
-    for i in range(0, m, 4):
-        v0 = x[i] * s
-        v1 = x[i + 1] * s
-        v2 = x[i + 2] * s
-        v3 = x[i + 3] * s
-        x[i] = v0
-        x[i + 1] = v1
-        x[i + 2] = v2
-        x[i + 3] = v3
-        v0 *= wt[i]
-        v1 *= wt[i + 1]
-        v2 *= wt[i + 2]
-        v3 *= wt[i + 3]
-        a0 += v0 * v0
-        a1 += v1 * v1
-        a2 += v2 * v2
-        a3 += v3 * v3
-    for i in range(m, n):
-        v = x[i] * s
-        x[i] = v
-        v *= wt[i]
-        a0 += v * v
-    return math.sqrt(((a0 + a1) + (a2 + a3)) / n)
 
 
 @njit(inline="always", **JIT)
@@ -131,6 +98,13 @@ def lin_storage(spec, vb):
     ml = ss[SS_ML]
     mu = ss[SS_MU]
     return spmd_lin_size(ss), ss[SS_NC] + ss[SS_NG] + vb.own[OW_P] * (ml + mu)
+
+
+@njit(inline="always", **JIT)
+def matrices(tstate, oj, L, npiv):
+    """Views of a method's Jacobian, LU and pivot storage in its ``tstate`` from offset ``oj`` (sizes from
+    :func:`lin_storage`)."""
+    return tstate[oj:oj + L], tstate[oj + L:oj + 2 * L], tstate[oj + 2 * L:oj + 2 * L + npiv].view(np.int64)
 
 
 @njit(inline="always", **JIT)

@@ -27,7 +27,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end, step_factor,
+    EPS, event_work, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
@@ -208,9 +208,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     W = np.empty((3, n))
     F = np.empty((3, n))
     Q = np.empty((4, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1

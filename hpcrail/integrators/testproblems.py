@@ -163,10 +163,16 @@ def van_der_pol(mu: float = 1e3, with_jac: bool = True) -> Problem:
 # ---- linear chain: p = [N, k, c, m, F] ---------------------------------------------------------
 @njit(**JIT)
 def chain_rhs(t, y, p, dydt):
+    _chain_masses(y, p, dydt, 0, int(p.p[0]))
+
+
+@njit(inline="always", **JIT)
+def _chain_masses(y, p, dydt, i0, i1):
+    """Rates of the masses ``i0 <= i < i1`` of the linear chain."""
     N = int(p.p[0])
     k, c, m, F = p.p[1], p.p[2], p.p[3], p.p[4]
     inv_m = 1.0 / m
-    for i in range(N):
+    for i in range(i0, i1):
         x = y[2 * i]
         v = y[2 * i + 1]
         fx = 0.0
@@ -184,12 +190,18 @@ def chain_rhs(t, y, p, dydt):
 def chain_jac(t, y, p, vals):
     """Block-tridiagonal pattern (block 2 → band lower = upper = 3), values by
     :func:`~hpcrail.integrators.linalg.band_index`."""
+    for q in range(vals.size):
+        vals[q] = 0.0
+    _chain_jac_rows(p, vals, 0, int(p.p[0]))
+
+
+@njit(inline="always", **JIT)
+def _chain_jac_rows(p, vals, i0, i1):
+    """Jacobian values of the rows of masses ``i0 <= i < i1`` (slots ``[14·i0, 14·i1)``)."""
     N = int(p.p[0])
     k, c, m = p.p[1], p.p[2], p.p[3]
     w = 7  # lower + upper + 1
-    for q in range(vals.size):
-        vals[q] = 0.0
-    for i in range(N):
+    for i in range(i0, i1):
         r = 2 * i
         vals[r * w + (r + 1) - r + 3] = 1.0
         r = 2 * i + 1
@@ -363,50 +375,19 @@ def bchain_rhs(t, y, p, dydt):
     """:func:`chain_rhs` on this worker's masses (collective: neighbour exchange through the shared rows);
     the same arithmetic per mass."""
     i0, i1, bar, W = _bchain_exchange(y, p)
-    N = int(p.p[0])
-    k, c, m, F = p.p[1], p.p[2], p.p[3], p.p[4]
-    inv_m = 1.0 / m
-    for i in range(i0, i1):
-        x = y[2 * i]
-        v = y[2 * i + 1]
-        fx = 0.0
-        if i > 0:
-            fx += k * (y[2 * i - 2] - x) + c * (y[2 * i - 1] - v)
-        if i < N - 1:
-            fx += k * (y[2 * i + 2] - x) + c * (y[2 * i + 3] - v)
-        if i == 0:
-            fx += F
-        dydt[2 * i] = v
-        dydt[2 * i + 1] = fx * inv_m
+    _chain_masses(y, p, dydt, i0, i1)
     barrier(bar, W, 4000)
 
 
 @njit(**JIT)
 def bchain_jac(t, y, p, vals):
     """:func:`chain_jac`'s values in this worker's slots (rows of its masses: slots ``[7·a, 7·z)``)."""
-    N = int(p.p[0])
     P, b_lo, b_hi, W, xs, bar = _bchain_parts(p)
     i0 = int(p.p[_BC_BOUNDS + b_lo]) // 2
     i1 = int(p.p[_BC_BOUNDS + b_hi]) // 2
-    k, c, m = p.p[1], p.p[2], p.p[3]
-    w = 7
     for q in range(14 * i0, 14 * i1):
         vals[q] = 0.0
-    for i in range(i0, i1):
-        r = 2 * i
-        vals[r * w + (r + 1) - r + 3] = 1.0
-        r = 2 * i + 1
-        nk = 0.0
-        if i > 0:
-            vals[r * w + (2 * i - 2) - r + 3] = k / m
-            vals[r * w + (2 * i - 1) - r + 3] = c / m
-            nk += 1.0
-        if i < N - 1:
-            vals[r * w + (2 * i + 2) - r + 3] = k / m
-            vals[r * w + (2 * i + 3) - r + 3] = c / m
-            nk += 1.0
-        vals[r * w + (2 * i) - r + 3] = -nk * k / m
-        vals[r * w + 3] = -nk * c / m
+    _chain_jac_rows(p, vals, i0, i1)
 
 
 def blocked_chain(N: int = 12, blocks: int = 3, workers: int = 2, k: float = 1e6, c: float = 1e5, m: float = 1e3,

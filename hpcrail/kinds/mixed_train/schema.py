@@ -237,13 +237,13 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
         if miss:
             add(("partition", "boundary_vehicles"), "the detailed vehicles are boundary vehicles", miss,
                 "a list containing every detailed position")
-    from hpcrail.kinds.ltd.couplers import unpartitionable_laws
+    from hpcrail.kinds.ltd.couplers import mixed_laws, non_mixed_laws
 
     ltd = sc.ltd_scenario()
-    bad = unpartitionable_laws(ltd)
+    bad = non_mixed_laws(ltd)
     if bad:
         add(("connection_types",), f"a mixed train evaluates table-law connections only; this consist uses "
-            f"{', '.join(bad)}", bad, "hysteretic, linear or rigid connection laws")
+            f"{', '.join(bad)}", bad, f"connection laws {', '.join(mixed_laws())}")
     for i in check_scenario(ltd, doc):
         if i.path.startswith("route"):
             continue
