@@ -116,7 +116,10 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
     ev_out = np.zeros((0, n + 2))
     # the observer sees the initial state too (collective: every worker at once)
     run_workers(lambda d: problem.observe(float(problem.t0), d["y"], d["params"], d["acc"]), ws, bar)
-    pauses = np.linspace(float(problem.t0), t_final, max(1, n_chunks if progress is not None else 1) + 1)[1:]
+    # MPI ranks pause at the same times whether or not they report progress (only rank 0 usually does): the
+    # workers then make the same kernel calls (a pause never changes the steps, but the same calls keep it simple)
+    chunks = n_chunks if (progress is not None or lay.workers == "mpi") else 1
+    pauses = np.linspace(float(problem.t0), t_final, max(1, chunks) + 1)[1:]
     codes = [RUNNING] * len(ws)
 
     def call(d, tp):

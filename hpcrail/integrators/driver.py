@@ -424,6 +424,9 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     if observe_interval < 0:
         raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
     if problem.blocks is not None:   # distributed state: every worker integrates its own blocks
+        cap = current_budget()       # its step budget applies; a wall-time budget cannot (one clock per worker)
+        if cap.max_steps > 0:
+            max_steps = min(int(max_steps), cap.max_steps)
         settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
         settings[SET_OBS_DT] = observe_interval
         kernel, ctime = compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac))

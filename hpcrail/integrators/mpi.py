@@ -63,9 +63,16 @@ def mpi_sync(buf, vb):
     allgather_in_place(buf, vb.counts, vb.displs, vb.comm[0], vb.comm[1], vb.comm[2])
 
 
+def _signed(v: int) -> int:
+    """An address or handle as the int64 of the same bits (``MPI_IN_PLACE`` is ``(void*)-1`` in MPICH)."""
+    v = int(v)
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
 def handles(comm) -> np.ndarray:
-    """int64[3]: the communicator, ``MPI_DOUBLE`` and ``MPI_IN_PLACE`` handles of ``comm``."""
-    return np.array([int(MPI._handleof(comm)), int(MPI._handleof(MPI.DOUBLE)), int(MPI.IN_PLACE)], np.int64)
+    """int64[3]: the communicator, ``MPI_DOUBLE`` and ``MPI_IN_PLACE`` handles of ``comm`` (same bits)."""
+    return np.array([_signed(MPI._handleof(comm)), _signed(MPI._handleof(MPI.DOUBLE)), _signed(MPI.IN_PLACE)],
+                    np.int64)
 
 
 def world():

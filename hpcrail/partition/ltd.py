@@ -90,14 +90,15 @@ def partitioned_params(params: LTDParams, layout: Layout, *, b_lo: int = 0, b_hi
     P = layout.n_blocks
     starts = layout.range_starts()
     empty = np.zeros(0, np.int32)
-    m = dict(mpi_comm=0, mpi_double=0, mpi_in_place=0, counts=empty, displs=empty, wcounts=empty, wdispls=empty)
+    m = dict(mpi_comm=0, mpi_double=0, mpi_in_place=0, counts=empty, displs=empty, wcounts=empty, wdispls=empty,
+             gcount=np.zeros(1, np.int32), gdispl=np.zeros(1, np.int32))
     if mpi:
         m.update(mpi)
     b_hi = int(P if b_hi is None else b_hi)
     return PartitionedParams(model=params, starts=starts, b_lo=int(b_lo), b_hi=b_hi, work=np.zeros((P, 4)),
-                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), xl=np.zeros(1), bar=np.zeros(24, np.int64), nworkers=1,
-                             spin=4000, owner=np.array([0, P], np.int64), gcount=np.zeros(1, np.int32),
-                             gdispl=np.zeros(1, np.int32), **m)
+                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), xl=np.zeros(1),
+                             bar=np.zeros(24, np.int64), nworkers=1, spin=4000, owner=np.array([0, P], np.int64),
+                             **m)
 
 
 def worker_params(pp: PartitionedParams, owner: np.ndarray) -> list[PartitionedParams]:

@@ -415,9 +415,11 @@ class PartitionSpec(Strict):
     threads: Optional[int] = Field(None, ge=1, le=4096, description="numba threads for backend threads (default: "
                                    "all)")
     state: Literal["auto", "distributed", "shared"] = Field(
-        "auto", description="threads backend: distributed: every thread integrates its own blocks' states "
-        "(methods rk4, bdf, bdf2, ndf; RK4 gives the monolithic result bitwise); shared: one serial integrator "
-        "drives the parallel right-hand side (every method); auto: distributed where the method supports it")
+        "auto", description="threads and mpi backends: distributed: every worker integrates its own blocks' "
+        "states (every method that runs on blocks, `hpcrail integrators`; RK4 gives the monolithic result "
+        "bitwise, adaptive methods a second solution within their tolerance: see docs/hpc.md for the measured "
+        "difference); shared: one integrator drives the parallel right-hand side (every method); auto: "
+        "distributed where the method runs on blocks")
     auto_min_vehicles: int = Field(20_000, ge=2, le=1_000_000_000, description="break-even train length of backend "
                                    "auto "
                                    "(measured: benchmarks/partition.py, docs/performance.md)")
