@@ -218,7 +218,7 @@ def test_threads_reproduce_monolithic_bdf_demo(configs_dir):
         np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-3, atol=atol, err_msg=name)
 
 
-# ---- whole runs: distributed state (every thread integrates its own blocks, integrators/spmd.py) --------
+# ---- whole runs: distributed state (every thread integrates its own blocks, integrators/distributed.py) -
 ENERGY = ("traction_work", "resistance_work", "brake_work", "coupler_work", "energy_balance_residual")
 
 
