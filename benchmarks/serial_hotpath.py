@@ -35,7 +35,7 @@ from hpcrail.kinds import load_scenario
 from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.integrators import integrate
 from hpcrail.results.sampling import sample_times
-sc, _ = load_scenario(sys.argv[1], ["partition.backend=off"])
+sc, _ = load_scenario(sys.argv[1], ["partition.backend=off"] + json.loads(sys.argv[3]))
 inner = int(sys.argv[2])
 model, prob = ltd_problem(sc)
 t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
@@ -63,10 +63,11 @@ def base_tree(rev: str) -> Path:
     return d
 
 
-def run(tree: Path, inner: int) -> dict:
+def run(tree: Path, inner: int, sets=()) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
     env.pop("NUMBA_CACHE_DIR", None)   # each tree its own cache (keyed by its source)
-    r = subprocess.run([sys.executable, "-c", CHILD, str(tree / "configs/trains/train4.yaml"), str(inner)],
+    r = subprocess.run([sys.executable, "-c", CHILD, str(tree / "configs/trains/train4.yaml"), str(inner),
+                        json.dumps(list(sets))],
                        env=env, capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-3000:])
@@ -80,15 +81,18 @@ def main():
     ap.add_argument("--base", default="75f87e3")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--inner", type=int, default=3)
+    ap.add_argument("--set", action="append", default=[], help="overrides of train 4 (e.g. a 20 000-vehicle RK4 "
+                    "run: --set consist.2.count=2 --set consist.1.count=9998 --set consist.3.count=9998 --set "
+                    "integrator.method=rk4 --set integrator.step_s=0.002 --set simulation.duration_s=0.25)")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args()
     trees = {"base": base_tree(a.base), "this": ROOT}
     for name, tree in trees.items():   # compile / load the caches
-        run(tree, 1)
+        run(tree, 1, a.set)
     res = {k: [] for k in trees}
     for _ in range(a.repeats):
         for name, tree in trees.items():
-            res[name].append(run(tree, a.inner))
+            res[name].append(run(tree, a.inner, a.set))
             print(name, res[name][-1], flush=True)
     med = {k: (float(np.median([c for r in v for c in r["cpu"]])), float(np.median([w for r in v for w in r["wall"]])))
            for k, v in res.items()}
@@ -96,8 +100,10 @@ def main():
     digests = {k: {r["digest"] for r in v} for k, v in res.items()}
     loads = [r["load"] for v in res.values() for r in v]
     lines = ["# Serial hot path before/after the one-kernel-per-method refactor (issue 25)", "",
-             f"`python benchmarks/serial_hotpath.py --base {a.base} --repeats {a.repeats} --inner {a.inner}`; train 4 "
-             "full trip (3 863 s), BDF2 rtol 5e-5 (configs/trains/train4.yaml), serial.  Thread CPU time and wall "
+             f"`python benchmarks/serial_hotpath.py --base {a.base} --repeats {a.repeats} --inner {a.inner}"
+             + "".join(f" --set {x}" for x in a.set) + "`; train 4 "
+             + ("with the overrides above" if a.set else "full trip (3 863 s), BDF2 rtol 5e-5 (configs/trains/train4.yaml)")
+             + ", serial.  Thread CPU time and wall "
              "time of `integrate` (kernels loaded), medians over "
              f"{a.repeats} x {a.inner} runs per tree, trees interleaved in fresh processes; 1-minute load average "
              f"{min(loads):.2f}-{max(loads):.2f} on {os.cpu_count()} cores (shared machine).", "",
