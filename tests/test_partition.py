@@ -380,10 +380,11 @@ def _hpcrail(args, cwd, n=None):
 @pytest.mark.parametrize("config, over, tol_states, tol_metrics", [
     ("train4_blocks", ["simulation.duration_s=6", "output.interval_s=0.5"], 1e-10, 1e-10),
     ("train2_blocks", ["simulation.duration_s=6", "output.interval_s=0.5", "integrator.method=dopri5",
-                       "integrator.rtol=1e-7", "integrator.atol=1e-7"], None, 1e-3),
+                       "integrator.rtol=1e-7", "integrator.atol=1e-7", "partition.state=shared"], None, 1e-3),
 ])
 def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_states, tol_metrics):
-    """``mpiexec -n 2 hpcrail run ... --partition mpi``: rank 0 writes the dataset of a serial run."""
+    """``mpiexec -n 2 hpcrail run ... --partition mpi``: rank 0 writes the dataset of a serial run (RK4 with
+    distributed state, ``state: auto``; DOPRI5 with shared state: every rank integrates the whole state)."""
     cfg = str(repo_root / "configs" / "trains" / f"{config}.yaml")
     sets = [a for o in over for a in ("--set", o)]
     _hpcrail(["run", cfg, "-q", "--partition", "off", "-o", str(tmp_path / "serial.zarr"), *sets], repo_root)
