@@ -183,9 +183,12 @@ def test_cli_status_and_report(failing_store, tmp_path):
     assert "max_draft_force" in out
     files = sorted(p.name for p in rep.iterdir())
     # a 3 s start from rest never compresses a coupler: the buff metrics are constant (0) and listed, not plotted;
-    # every varying draft/speed metric is plotted, the failure map because three scenarios failed
-    assert files == ["envelopes.png", "failures.png", "metric_max_draft_deflection.png", "metric_max_draft_force.png",
-                     "metric_max_speed.png", "metric_mean_max_draft_force.png", "metric_mean_speed.png"]
+    # every varying draft/speed metric is plotted, the failure map because three scenarios failed; the quasi-static
+    # running-safety metrics (issue 28) vary with the draft forces too
+    assert [f for f in files if not f.startswith("metric_worst_qs_")] == [
+        "envelopes.png", "failures.png", "metric_max_draft_deflection.png", "metric_max_draft_force.png",
+        "metric_max_speed.png", "metric_mean_max_draft_force.png", "metric_mean_speed.png"]
+    assert "metric_worst_qs_ratio.png" in files
     assert "not plotted: max_buff_force: constant" in " ".join(out.split())
     bad = subprocess.run([sys.executable, "-m", "hpcrail", "status", str(tmp_path)], capture_output=True,
                          text=True, env=env)
@@ -247,7 +250,7 @@ def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, referenc
                                                            batch_size=2)))
     t.start()
     pids = cluster2.run(os.getpid)
-    deadline = time.time() + 120
+    deadline = time.time() + 900   # a bound on the wait, not a timing (a loaded machine compiles and runs slowly)
     killed = False
     while time.time() < deadline and t.is_alive():
         processing = cluster2.processing()
@@ -257,7 +260,7 @@ def test_a_worker_killed_mid_task_does_not_corrupt_the_store(grid_spec, referenc
             killed = True
             break
         time.sleep(0.02)
-    t.join(timeout=300)
+    t.join(timeout=1200)
     assert killed and "res" in out
     res = out["res"]
     assert not res.failed_tasks and res.counts["done"] == 18 and res.counts["completed"] == 18
@@ -279,7 +282,7 @@ def test_driver_sigkill_then_resume_gives_the_uninterrupted_dataset(tmp_path):
            "--dashboard-address", ":0", "-q"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     done_at_kill = None
-    deadline = time.time() + 300
+    deadline = time.time() + 900
     while time.time() < deadline and proc.poll() is None:
         if store.exists():
             n = int(read_state(store)["done"].sum())

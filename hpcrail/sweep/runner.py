@@ -282,6 +282,8 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     t0 = time.perf_counter()
     exp = expansion or expand(spec, cli_set)
     t_exp = time.perf_counter() - t0
+    for w in getattr(exp, "warnings", ()):
+        say(f"warning: {w}")
     store = Path(store or f"{exp.name}.zarr")
     from hpcrail.results.store import check_writable
 
