@@ -340,7 +340,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
 def _mpi_rank(sc) -> int:
     """This process's MPI rank for ``partition.backend: mpi`` (0 otherwise); exits with code 2 when
     mpi4py is missing."""
-    if getattr(getattr(sc, "partition", None), "backend", None) != "mpi":
+    from hpcrail.partition.backend import on_mpi
+
+    if not on_mpi(getattr(sc, "partition", None)):
         return 0
     try:
         from hpcrail.partition.mpi import world

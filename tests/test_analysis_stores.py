@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
-from sweep_helpers import write_spec
+from helpers.sweep import write_spec
 
 import hpcrail
 from hpcrail.analysis import open_sweep
@@ -191,7 +191,7 @@ def test_report_of_a_grid_draws_lines_per_level_and_maps_the_failures(grid_store
 
 
 def test_python_api_sweep_from_a_mapping(tmp_path, monkeypatch):
-    from sweep_helpers import DEMO
+    from helpers.sweep import DEMO
 
     monkeypatch.chdir(tmp_path)
     st = hpcrail.sweep({"name": "api", "base": str(DEMO), "set": {"simulation.duration_s": 1.0},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import mixed_grouped
+from helpers.paths import mixed_grouped
 from test_kinds import ROOT, scenario_files
 from threadpoolctl import threadpool_limits
 

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import pytest
-from sweep_helpers import ROOT, assert_same_results, load_results, wait_for_handler, write_spec
+from helpers.sweep import ROOT, assert_same_results, load_results, wait_for_handler, write_spec
 
 from hpcrail.sweep.runner import run_sweep
 

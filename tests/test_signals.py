@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from sweep_helpers import DEMO, ROOT, wait_for_handler
+from helpers.sweep import DEMO, ROOT, wait_for_handler
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from sweep_helpers import DEMO, ROOT, assert_same_results, write_spec
+from helpers.sweep import DEMO, ROOT, assert_same_results, write_spec
 from typer.testing import CliRunner
 
 from hpcrail import interrupt

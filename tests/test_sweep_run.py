@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from sweep_helpers import DEMO, ROOT, assert_same_results, load_results, write_spec
+from helpers.sweep import DEMO, ROOT, assert_same_results, load_results, write_spec
 
 import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
 from hpcrail.analysis import open_sweep

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from sweep_helpers import DEMO, ROOT, write_spec
+from helpers.sweep import DEMO, ROOT, write_spec
 
 from hpcrail.config import ConfigError, config_hash, load_document
 from hpcrail.kinds import load_scenario

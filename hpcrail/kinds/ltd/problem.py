@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numba
 from numba import types
 
+from hpcrail.partition.backend import Backend, Capabilities, choose
 from hpcrail.integrators import Problem
 from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.kinds.ltd.build import build_ltd
@@ -58,17 +59,22 @@ def ltd_problem(sc):
     return model, prob
 
 
-def choose_backend(sc, threads: int | None = None) -> str:
-    """``off``, ``threads`` or ``mpi`` for the scenario's ``partition:`` block (see
-    :func:`hpcrail.partition.layout.choose_backend`): ``auto`` stays monolithic for consists with
-    laws the blocks do not evaluate."""
+#: what the LTD kind's run path offers (hidden-vehicle blocks on threads and MPI ranks, distributed state on both)
+CAPABILITIES = Capabilities(threads=True, mpi=True, distributed=True)
+
+
+def backend(sc, threads: int | None = None) -> Backend:
+    """How an LTD scenario runs (:func:`hpcrail.partition.backend.choose`): ``auto`` stays monolithic for
+    consists with laws the blocks do not evaluate."""
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
-    from hpcrail.partition.layout import choose_backend as choose
 
-    spec = sc.partition
-    if spec.backend == "auto" and unpartitionable_laws(sc):
-        return "off"
-    return choose(spec, len(sc.vehicle_type_names()), threads)
+    return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method, threads=threads,
+                  unpartitionable=unpartitionable_laws(sc) if sc.partition.backend == "auto" else ())
 
 
-__all__ = ["ltd_problem", "ltd_kernels", "LTDKernels", "choose_backend"]
+def choose_backend(sc, threads: int | None = None) -> str:
+    """``off``, ``threads`` or ``mpi``: :func:`backend`'s name."""
+    return backend(sc, threads).name
+
+
+__all__ = ["ltd_problem", "ltd_kernels", "LTDKernels", "backend", "choose_backend", "CAPABILITIES"]

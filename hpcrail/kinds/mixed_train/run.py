@@ -24,17 +24,23 @@ from hpcrail.models.mixed.kernel import (
     mixed_rhs,
 )
 from hpcrail.models.vehicle.kernel import diag_size
+from hpcrail.partition.backend import Capabilities
 from hpcrail.results.outputs import RunInfo, RunResult
 from hpcrail.results.sampling import sample_indices, sample_times, select_samples
 
 
-def backend_of(sc: MixedTrainScenario, n_threads: int | None = None) -> str:
-    """``off`` or ``threads`` (``auto``: threads when more than one thread is available and the consist has at
-    least ``partition.auto_min_vehicles`` vehicles)."""
-    from hpcrail.partition.layout import choose_backend
+#: what the mixed train's run path offers: hidden-vehicle blocks on threads with shared state (the wagon's and
+#: the coupling's states are not split into blocks; MPI ranks and distributed state are not built)
+CAPABILITIES = Capabilities(threads=True)
 
-    b = choose_backend(sc.partition, len(sc.vehicle_type_names()), n_threads)
-    return "threads" if b == "threads" else "off"
+
+def backend_of(sc: MixedTrainScenario, n_threads: int | None = None) -> str:
+    """``off`` or ``threads`` (:func:`hpcrail.partition.backend.choose`; ``auto``: threads when more than one
+    thread is available and the consist has at least ``partition.auto_min_vehicles`` vehicles)."""
+    from hpcrail.partition.backend import choose
+
+    return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method,
+                  threads=n_threads).name
 
 
 def layout_of(sc: MixedTrainScenario, n_blocks: int):
@@ -95,6 +101,7 @@ def run(sc: MixedTrainScenario, *, progress=None, t_out=None, backend: str | Non
     res = mixed_result(sc, model, sol)
     if lay is not None:
         res.attrs["partition"] = f"threads: {lay.describe()}"
+    res.attrs["partition_state"] = "shared" if lay is not None else "serial"
     rows = slice(None)
     if t_out is not None:
         rows = sample_indices(sol.t, t_out, f"mixed-train scenario {sc.name!r}")

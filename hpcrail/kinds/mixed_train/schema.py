@@ -308,18 +308,22 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     if sc.partition.backend == "mpi":
         add(("partition", "backend"), "a mixed train's blocks run on threads (MPI ranks are not built for it)",
             sc.partition.backend, "auto, off, threads")
+    if sc.partition.state == "distributed":
+        add(("partition", "state"), "a mixed train's blocks share the whole state: the detailed wagons and their "
+            "coupling are not split into blocks (distributed state is built for LTD trains only)",
+            sc.partition.state, "auto or shared")
     if sc.partition.boundary_vehicles is not None:
         miss = sorted(seen - set(sc.partition.boundary_vehicles))
         if miss:
             add(("partition", "boundary_vehicles"), "the detailed vehicles are boundary vehicles", miss,
                 "a list containing every detailed position")
-    from hpcrail.kinds.ltd.couplers import unpartitionable_laws
+    from hpcrail.kinds.ltd.couplers import mixed_laws, non_mixed_laws
 
     ltd = sc.ltd_scenario()
-    bad = unpartitionable_laws(ltd)
+    bad = non_mixed_laws(ltd)
     if bad:
         add(("connection_types",), f"a mixed train evaluates table-law connections only; this consist uses "
-            f"{', '.join(bad)}", bad, "hysteretic, linear or rigid connection laws")
+            f"{', '.join(bad)}", bad, f"connection laws {', '.join(mixed_laws())}")
     for i in check_scenario(ltd, doc):
         if i.path.startswith("route"):
             continue

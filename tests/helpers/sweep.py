@@ -7,7 +7,7 @@ import numpy as np
 import xarray as xr
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "configs" / "trains" / "demo.yaml"
 
 #: variables that legitimately differ between two runs of the same scenarios

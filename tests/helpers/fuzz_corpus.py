@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = 18
 
 #: shipped scenarios mutated in their resolved form (the mutated value keeps the file it came from)
