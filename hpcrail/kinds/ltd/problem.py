@@ -2,8 +2,6 @@
 and the choice of the run path's backend (monolithic or hidden-vehicle blocks)."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba
 from numba import types
 
@@ -11,38 +9,14 @@ from hpcrail.partition.backend import Backend, Capabilities, choose
 from hpcrail.integrators import Problem
 from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.kinds.ltd.build import build_ltd
-from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jac_tables, ltd_jacobian_pattern, ltd_rtol_scale
-from hpcrail.models.ltd.kernel import (
-    ltd_observe,
-    ltd_observe_tables,
-    ltd_outputs,
-    ltd_outputs_tables,
-    ltd_rhs,
-    ltd_rhs_tables,
-)
-
-
-class LTDKernels(NamedTuple):
-    """The compiled functions one LTD train runs with (numba dispatchers, integrator contract)."""
-    rhs: object
-    jac: object
-    observe: object
-    outputs: object
+from hpcrail.models.ltd.jacobian import ltd_jacobian_pattern, ltd_rtol_scale
+from hpcrail.models.ltd.kernels import LTDKernels, ltd_kernels  # noqa: F401  (re-exported: the kind's kernels)
 
 
 def outputs_argtypes(p) -> tuple:
     """numba argument types of ``LTDKernels.outputs`` as :mod:`hpcrail.kinds.ltd.result` calls it."""
     f1, f2, f3 = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1]
     return (f1, f2, numba.typeof(p), f3, f2, f1, f1)
-
-
-def ltd_kernels(p) -> LTDKernels:
-    """Kernels for the train of parameters ``p``: trains without noninertial couplers get the table-law
-    variants, which never compile the noninertial coupler's Newton solver (bitwise the same results;
-    the first run of train 4 compiles ~40 % less, issue 17 item 5)."""
-    if p.n_noninertial == 0:
-        return LTDKernels(ltd_rhs_tables, ltd_jac_tables, ltd_observe_tables, ltd_outputs_tables)
-    return LTDKernels(ltd_rhs, ltd_jac, ltd_observe, ltd_outputs)
 
 
 def ltd_problem(sc):

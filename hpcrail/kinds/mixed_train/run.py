@@ -131,7 +131,7 @@ def consist_series(model: MixedModel, t: np.ndarray, Y: np.ndarray) -> dict:
     connection, from the LTD states (the first ``model.n_ltd`` columns of
     ``Y`` float64[k, n]) by the ``ltd`` kind's output kernel — the same connection laws the mixed right-hand side
     evaluates, so the force next to a detailed vehicle is the one its car body feels (NaN rows after a failure)."""
-    from hpcrail.kinds.ltd.problem import ltd_kernels
+    from hpcrail.models.ltd.kernels import ltd_kernels
     from hpcrail.models.ltd.kernel import N_REC, REC_COUPLER_FORCE, REC_DEFLECTION
 
     p = model.ltd.params
