@@ -30,6 +30,7 @@ from hpcrail.kinds.ltd.schema import (
 from hpcrail.kinds.railway_vehicle.schema import (
     EN14363, Contact, Output as RVOutput, RailwayVehicleScenario, Simulation as RVSimulation, Track, Vehicle,
 )
+from hpcrail.models.wheelrail.config import check_profile_pair
 
 KMH = 1.0 / 3.6
 #: spirals of the track become this many constant-curvature route sections (curving resistance only)
@@ -207,6 +208,7 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
         if t is not None and t.kind != "wagon":
             add(loc + ("position",), f"position {dv.position} is a locomotive ({base[dv.position - 1]!r}); detailed "
                 "vehicles replace wagons", dv.position, "the number of a wagon")
+        issues += check_profile_pair(dv.contact.profiles, doc, loc + ("contact", "profiles"))
         v = dv.vehicle
         names = ([b.name for b in v.bodies], v.wheelset_names())
         if ref is None:

@@ -31,11 +31,9 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import PPoly, make_splrep
 
+from hpcrail.models.wheelrail.readers import ProfileError, read_profile_text  # noqa: F401 - ProfileError is public here
+
 MM = 1e-3
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be used (file, field and reason in the message)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,37 +83,20 @@ class Profile:
 
 # ------------------------------------------------------------------------------------------ reading
 
-def read_points(path: str | Path, columns: tuple[int, int] = (0, 1)) -> np.ndarray:
-    """Two numeric columns of a text file (comma, semicolon, tab or blank separated; lines starting with
-    ``#`` and non-numeric header lines skipped).  Returns float64[n, 2] in the file's units.
+def read_points(path, columns: tuple[int, int] = (0, 1)) -> np.ndarray:
+    """Two numeric columns of a plain point-list file (see :mod:`.readers`: comma, semicolon, tab or blank
+    separated; ``#`` comments; one header line).  Returns float64[n, 2] in the file's units and order.
 
-    Raises :class:`ProfileError` naming the file and the line when a data line cannot be parsed or
-    fewer than 10 points are found.
+    Raises :class:`ProfileError` naming the file and the line when a data line cannot be parsed, holds a
+    non-finite number, or fewer than 10 points are found (never the line's contents).
     """
-    path = Path(path)
+    name = getattr(path, "name", str(path))
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read profile file ({exc.strerror})") from None
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        parts = [p for p in s.replace(";", ",").replace("\t", ",").replace(" ", ",").split(",") if p]
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            if not rows:  # a header line
-                continue
-            raise ProfileError(f"{path}: line {lineno}: not numeric: {s[:60]!r}") from None
-        if len(vals) <= max(columns):
-            raise ProfileError(f"{path}: line {lineno}: expected at least {max(columns) + 1} columns, "
-                               f"got {len(vals)}")
-        rows.append((vals[columns[0]], vals[columns[1]]))
-    if len(rows) < 10:
-        raise ProfileError(f"{path}: only {len(rows)} profile points found; at least 10 needed")
-    return np.asarray(rows, dtype=np.float64)
+        text = path.read_text() if hasattr(path, "read_text") else Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise ProfileError(f"{name}: cannot read profile file ({why})") from None
+    return read_profile_text(text, name, "points", columns).points
 
 
 def _data_text(name: str) -> str:
