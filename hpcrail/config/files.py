@@ -56,12 +56,16 @@ class DataFile(str):
     path: Path | None
     sha256: str | None
     size: int
+    #: why the file could not be resolved at validation (reported there already), else None
+    error: str | None
 
-    def __new__(cls, name: str, path: str | Path | None = None, sha256: str | None = None, size: int = 0):
+    def __new__(cls, name: str, path: str | Path | None = None, sha256: str | None = None, size: int = 0,
+                error: str | None = None):
         obj = super().__new__(cls, name)
         obj.path = None if path is None else Path(path)
         obj.sha256 = sha256
         obj.size = int(size)
+        obj.error = error
         return obj
 
     def __reduce__(self):   # pickled to sweep workers with its resolution
@@ -251,6 +255,7 @@ def resolve_data_files(model_cls: type[BaseModel], doc) -> list[ConfigIssue]:
             for i in exc.issues:
                 i.message = f"{marker.what}: {i.message}"
             issues += exc.issues
+            _set(doc.tree, loc, DataFile(name, error=exc.issues[0].message))
             continue
         digest = hashlib.sha256(data).hexdigest()
         if isinstance(value, DataFile) and value.sha256 is not None and value.sha256 != digest:

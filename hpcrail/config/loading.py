@@ -662,12 +662,12 @@ def validate(model_cls: type[BaseModel], doc: Document, checks=None):
         model = model_cls.model_validate(doc.tree)
     except ValidationError as exc:
         raise ConfigError(_guard_outside(doc, file_issues + pydantic_issues(doc, exc, model_cls))) from None
-    if file_issues:
-        raise ConfigError(_guard_outside(doc, file_issues))
     if checks is not None:
         issues = checks(model, doc)
-        if issues:
-            raise ConfigError(finish_issues(doc, issues, model_cls))
+        if issues or file_issues:
+            raise ConfigError(_guard_outside(doc, file_issues) + finish_issues(doc, issues, model_cls))
+    if file_issues:
+        raise ConfigError(_guard_outside(doc, file_issues))
     return model
 
 

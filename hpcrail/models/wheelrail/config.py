@@ -273,7 +273,24 @@ def check_profile_pair(cfg: ProfilePairConfig, doc: Document, loc: tuple = ()) -
         if src.builtin is not None and src.builtin not in allowed:
             issues.append(ConfigIssue(doc.file_for(loc + (part, "builtin")), f"{pre}{part}.builtin",
                                       "unknown profile", src.builtin, ", ".join(allowed)))
+        if (src.file is not None and not getattr(src.file, "resolved", False)
+                and getattr(src.file, "error", None) is None):   # a model not validated from a file
+            p = _unresolved_path(src.file, doc, loc + (part, "file"))
+            if not p.is_file():
+                issues.append(ConfigIssue(doc.file_for(loc + (part, "file")), f"{pre}{part}.file",
+                                          "profile file not found", str(src.file),
+                                          allowed="a profile file, relative to the file naming it"))
     return issues
+
+
+def _unresolved_path(name, doc, loc: tuple) -> Path:
+    """A file name not resolved by the validation (a model built in Python): relative to the file holding
+    ``loc`` in ``doc``, else to the working directory."""
+    p = Path(str(name)).expanduser()
+    if p.is_absolute():
+        return p
+    base = doc.path_for(loc) if doc is not None and hasattr(doc, "path_for") else None
+    return ((base.parent if base is not None else Path.cwd()) / p).resolve()
 
 
 def _checks(cfg: ProfilePairConfig, doc: Document) -> list[ConfigIssue]:
@@ -351,9 +368,14 @@ def _merge(yaml_value, meta: dict, key: str, default, file: str, where: str, fie
 
 def _raw_points(src: ProfileSource, kind: str, doc, loc: tuple, pre: str):
     """(RawProfile, left-wheel-form points [m] checked and trimmed, file label) of a file profile."""
+    from hpcrail.config.files import DataFile
+
     where = _where(doc, loc)
     field = pre
-    text = src.file.read_text(field=field + ".file", where=where)
+    f = src.file
+    if not getattr(f, "resolved", False):
+        f = DataFile(str(f), _unresolved_path(f, doc, loc + ("file",)))
+    text = f.read_text(field=field + ".file", where=where)
     name = Path(str(src.file)).name
     raw = rd.read_profile_text(text, name, src.format, src.columns)
     meta = raw.meta
@@ -379,6 +401,7 @@ def _raw_points(src: ProfileSource, kind: str, doc, loc: tuple, pre: str):
                                   f"{rd.MIN_POINTS} needed")
         u = pts[0, 0] + step * np.arange(n)
         pts = np.column_stack([u, np.interp(u, pts[:, 0], pts[:, 1])])
+    raw.meta.setdefault("_gauge_end_mm", float(np.min(left[:, 0])) / MM)   # the file's most gauge-side point
     return raw, pts, str(src.file)
 
 
@@ -396,7 +419,8 @@ def _wheel(W: WheelSource, doc, loc: tuple, pre: str):
                                 max_slope_deg=W.max_slope_deg), None
     raw, pts, label = _raw_points(W, "wheel", doc, loc, pre)
     where = _where(doc, loc)
-    fb = _merge(W.flange_back_mm, raw.meta, "flange_back_mm", None, raw.name, where, pre + ".flange_back_mm")
+    fb = _merge(W.flange_back_mm, raw.meta, "flange_back_mm", raw.meta["_gauge_end_mm"], raw.name, where,
+                pre + ".flange_back_mm")
     r0 = _merge(W.nominal_radius_mm, raw.meta, "nominal_radius_mm", None, raw.name, where,
                 pre + ".nominal_radius_mm")
     src = raw.meta.get("source") or label

@@ -838,17 +838,31 @@ class ContactSolver:
         ok, _, _ = newton12(self.gp, self.gpr, float(y), float(xi), xx, 40, corners[0], corners[1], float(psi))
         return xx, bool(ok)
 
-    def follow(self, y0, x0, y1, xi=0.0, corners=(NAN, NAN), depth=12):
+    def follow(self, y0, x0, y1, xi=0.0, corners=(NAN, NAN), depth=12, max_step=None, max_du=None):
         """Continue the branch through (y0, x0) to y1 by Newton, halving the step where Newton fails.
+        ``max_step`` [m]: continue in steps no longer than it; ``max_du`` [m]: a step that moves a contact point
+        by more than it has left the branch (Newton converged in another basin) and counts as a failure.
         Returns (x, ok)."""
+        if max_step is not None and abs(y1 - y0) > max_step:
+            n = int(math.ceil(abs(y1 - y0) / max_step))
+            x = np.array(x0, float)
+            for i in range(1, n + 1):
+                ya = y0 + (y1 - y0) * (i - 1) / n
+                yb = y0 + (y1 - y0) * i / n
+                x, ok = self.follow(ya, x, yb, xi, corners, depth, None, max_du)
+                if not ok:
+                    return x, False
+            return x, True
         x, ok = self.newton(y1, xi, x0, corners)
+        if ok and max_du is not None and (abs(x[2] - x0[2]) > max_du or abs(x[4] - x0[4]) > max_du):
+            ok = False
         if ok or depth == 0:
             return x, ok
         ym = 0.5 * (y0 + y1)
-        xm, ok = self.follow(y0, x0, ym, xi, corners, depth - 1)
+        xm, ok = self.follow(y0, x0, ym, xi, corners, depth - 1, None, max_du)
         if not ok:
             return xm, False
-        return self.follow(ym, xm, y1, xi, corners, depth - 1)
+        return self.follow(ym, xm, y1, xi, corners, depth - 1, None, max_du)
 
     def sensitivities(self, y, xi, x, corners=(NAN, NAN)):
         """(dx/dy, dx/dξ_g) of a solution, each float64[6]."""
@@ -915,100 +929,181 @@ class ContactSolver:
         return X, C, S
 
     # -- contact jumps (two-point contact of the rigid solution)
-    def find_jumps(self, ys, X, side: int = 1, xi: float = 0.0):
-        """Contact jumps of one wheel along a sweep (ys, X) of the unrestricted solution: every interval whose
-        end points have contact points more than 1 mm apart on this wheel holds one.
+    def find_jumps(self, ys, X, side: int = 1, xi: float = 0.0, jump_min: float = 3e-4, step: float = 2e-5):
+        """Contact jumps of one wheel along a sweep (ys, X) of the unrestricted solution, on any grid.
 
-        A **two-point** jump is flagged when the Newton continuation of the earlier solution leaves a point of
-        *this* wheel penetrating; it is located exactly by a root of the maximum relative indentation (eq 15) of
-        the new basin along the continued old branch: at the jump both contact points touch.  A **fold** is an
-        interval where the old branch ends (the tangency of the old contact point is lost: its profiles become
-        conformal and the contact point runs away, as at the root of the S1002 flange): it is located by
-        bisection on the end of the continuation, a two-point contact before it taking precedence.  A **fast**
-        jump is what remains (the contact point sweeps faster than the grid resolves without either): placed at
-        the interval's midpoint.  Returns a list of dicts with y, kind, the solutions of the outer (old) and
-        inner (new) branch at the jump, both wheel coordinates and the ridge between them (the wheel coordinate
-        of the largest gap between the two contacts).
-        """
+        Every interval whose end points put this wheel's contact more than ``jump_min`` [m] apart is walked by
+        continuing the earlier solution in steps of at most ``step`` [m] (a step that moves a contact point by
+        more than 0.25 mm has left its branch), checking after each step whether another point of *this* wheel
+        penetrates its rail:
+
+        * a penetrating point: a **two-point** jump, located exactly by a root of the maximum relative
+          indentation (eq 15) of that point's basin along the continued branch — at the jump both contact points
+          touch; the walk goes on from the new contact;
+        * the branch ends (its tangency is lost: the profiles become conformal and the contact point runs away):
+          a **fold**, located by bisection on the end of the continuation; the walk goes on from the globally
+          verified solution just beyond it;
+        * the walk reaches the interval's end on the sweep's solution: the contact point moved continuously (a
+          coarse grid) — nothing more; elsewhere (the wheelset moved because of the other wheel): a **fast**
+          jump at the interval's midpoint.
+
+        A jump thus comes out the same on a 0.01 mm and a 0.5 mm grid.  Returns a list of dicts with y, kind, the
+        solutions of the outer (old) and inner (new) branch at the jump, both wheel coordinates and the ridge
+        between them (the wheel coordinate of the largest gap between the two contacts), and ok (the inner
+        solution converged)."""
         from scipy.optimize import brentq
 
         cu = 2 if side > 0 else 4
         _, _, _, gp, (u_tip, u_max) = self.side(side)
         out = []
         Lrs = gp.L_r + 0.5 * xi
+        du = 2.5e-4
+
+        def record(yj, kind, xA, xB, okB):
+            U, V, G = self.gap_curve(yj, xi, xA, side)
+            lo_, hi_ = min(xA[cu], xB[cu]), max(xA[cu], xB[cu])
+            m = (U > lo_) & (U < hi_)
+            ridge = float(U[m][np.argmax(G[m])]) if np.any(m) else 0.5 * (lo_ + hi_)
+            out.append(dict(y=float(yj), kind=kind, x_outer=xA, x_inner=xB, u_outer=float(xA[cu]),
+                            u_inner=float(xB[cu]), ridge=ridge, ok=bool(okB)))
+
+        def branch(ya, xa, y):
+            x, okk = self.follow(ya, xa, y, xi, max_du=du)
+            if not okk:
+                raise RuntimeError("branch continuation failed while locating a contact jump")
+            return x
+
+        prev = {1: np.nan, -1: np.nan}      # each wheel's contact point before its last jump: still touching
+
+        def pen_at(x, y, sd=side):
+            """Largest penetration of wheel ``sd`` away from its contact point and from its previous one."""
+            _, _, _, g, (lo_, hi_) = self.side(sd)
+            c = 2 if sd > 0 else 4
+            Y, G, U, V = side_gap_curve(g, sd * y, sd * x[1], g.L_r + 0.5 * xi, lo_, hi_)
+            m = np.abs(U - x[c]) >= 5e-4
+            if np.isfinite(prev[sd]):
+                m &= np.abs(U - prev[sd]) >= 5e-4
+            if not np.any(m):
+                return -np.inf, np.nan, np.nan
+            i = int(np.argmin(np.where(m, G, np.inf)))
+            return -(G[i] + x[0]), U[i], V[i]
+
+        def two_point(ya, xa, yb, sd):
+            """The two-point contact of wheel ``sd`` on the branch through (ya, xa) before yb, where another point
+            of that wheel starts to penetrate: (yj, xA, xB, okB) or None."""
+            g = self.gp if sd > 0 else self.gpr
+            c = 2 if sd > 0 else 4
+            L = g.L_r + 0.5 * xi
+            def crossing(y):
+                try:
+                    return pen_at(branch(ya, xa, y), y, sd)[0] - self.tol
+                except RuntimeError:       # beyond the branch's end (near a fold): count as penetrating
+                    return 1.0
+
+            try:
+                ys_ = brentq(crossing, ya, yb, xtol=1e-13, rtol=1e-14, maxiter=200)
+            except (ValueError, RuntimeError):
+                return None
+            xs_ = branch(ya, xa, ys_)
+            _, up, vp = pen_at(xs_, ys_, sd)          # the point that starts to penetrate there
+
+            def delta_b(y):
+                x = branch(ya, xa, y)
+                okb, u, v, d = indentation(g, float(sd), float(y), float(x[0]), float(x[1]), L, float(up),
+                                           float(vp), 60)
+                return d if okb else np.nan
+
+            yj = ys_
+            for h in (1e-8, 1e-7, 1e-6):     # refine the scan's crossing by the exact indentation (eq 15)
+                lo_, hi_ = max(min(ya, yb), ys_ - h), min(max(ya, yb), ys_ + h)
+                try:
+                    dl, dh = delta_b(lo_), delta_b(hi_)
+                    if np.isfinite(dl) and np.isfinite(dh) and dl * dh < 0:
+                        yj = brentq(delta_b, lo_, hi_, xtol=1e-15, rtol=1e-15, maxiter=200)
+                        break
+                except (RuntimeError, ValueError):
+                    yj = ys_
+                    break
+            xA = branch(ya, xa, yj) if yj != ys_ else xs_
+            okb, u, v, d = indentation(g, float(sd), float(yj), float(xA[0]), float(xA[1]), L, float(up), float(vp),
+                                       60)
+            xB = xA.copy()
+            xB[c] = u if okb else up
+            xB[c + 1] = v if okb else vp
+            xB, okB = self.newton(yj, xi, xB)
+            if not okB or abs(xB[c] - xA[c]) < 1e-4:
+                return None
+            return yj, xA, xB, okB
+
         for k in range(len(ys) - 1):
-            if abs(X[k + 1][cu] - X[k][cu]) <= 1e-3:
+            if abs(X[k + 1][cu] - X[k][cu]) <= jump_min:
                 continue
             y0, y1 = float(ys[k]), float(ys[k + 1])
-            xa, ok = self.follow(y0, X[k], y1, xi)
-            y_end, x_end, kind = y1, xa, "two-point"
-            if not ok:   # the old branch folds inside the interval: find where it ends
-                lo, hi, xlo = y0, y1, np.array(X[k], float)
-                for _ in range(60):
+            sgn = 1.0 if y1 > y0 else -1.0
+            h_step = abs(y1 - y0) / max(1, int(math.ceil(abs(y1 - y0) / step)))
+            yc, xc = y0, np.array(X[k], float)
+            prev[1], prev[-1] = np.nan, np.nan
+            guard = 0
+            while sgn * (y1 - yc) > 1e-15 and guard < 50:
+                guard += 1
+                yn = min(yc + h_step, y1) if sgn > 0 else max(yc - h_step, y1)
+                xn, ok = self.follow(yc, xc, yn, xi, max_du=du)
+                if ok:
+                    p_this, p_other = pen_at(xn, yn)[0], pen_at(xn, yn, -side)[0]
+                    if p_this <= self.tol and p_other <= self.tol:
+                        yc, xc = yn, xn
+                        continue
+                    # the wheel whose other point touches first
+                    cand = [tp + (sd,) for sd in ((side, -side) if p_other > self.tol and p_this > self.tol else
+                                                  ((side,) if p_this > self.tol else (-side,)))
+                            if (tp := two_point(yc, xc, yn, sd)) is not None]
+                    if cand:
+                        yj, xA, xB, okB, sd = min(cand, key=lambda t: sgn * t[0])
+                        if sd == side:
+                            record(yj, "two-point", xA, xB, okB)
+                        prev[sd] = xA[2 if sd > 0 else 4]
+                        yc, xc = yj, xB            # the other wheel's jump: the pose is continuous, no jump here
+                        continue
+                    xB, _, _ = self.solve(yn, xi, guess=xn)      # no located root: the verified solution
+                    if abs(xB[cu] - xc[cu]) > jump_min:
+                        record(0.5 * (yc + yn), "fast", xc, xB, False)
+                    yc, xc = yn, xB
+                    continue
+                # the branch ends between yc and yn: bisection on the end of the continuation
+                lo, hi, xlo = yc, yn, xc
+                for _ in range(80):
                     mid = 0.5 * (lo + hi)
-                    xm, okm = self.newton(mid, xi, xlo)
-                    if okm and abs(xm[cu] - xlo[cu]) < 5e-4:
+                    xm, okm = self.follow(lo, xlo, mid, xi, max_du=du)
+                    if okm:
                         lo, xlo = mid, xm
                     else:
                         hi = mid
-                    if hi - lo < 1e-13:
+                    if abs(hi - lo) < 1e-13:
                         break
-                y_end, x_end, kind = lo, xlo, "fold"
-            else:
-                pen, _, _ = side_penetration(gp, float(side), y_end, x_end[0], x_end[1], Lrs, u_tip, u_max,
-                                             x_end[cu], 5e-4)
-                if pen <= self.tol:
-                    kind = "fast"
-            uB, vB = X[k + 1][cu], X[k + 1][cu + 1]
-
-            def branch_a(y):
-                x, ok = self.follow(y0, X[k], y, xi)
-                if not ok:
-                    raise RuntimeError("branch continuation failed while locating a contact jump")
-                return x
-
-            def delta_b(y):
-                x = branch_a(y)
-                okb, u, v, d = indentation(gp, float(side), float(y), float(x[0]), float(x[1]), Lrs,
-                                           float(uB), float(vB), 60)
-                return d
-
-            yj = None
-            if kind != "fast":
+                if lo != yc:   # another point of either wheel touched before the end
+                    cand = [tp + (sd,) for sd in (side, -side) if pen_at(xlo, lo, sd)[0] > self.tol
+                            if (tp := two_point(yc, xc, lo, sd)) is not None]
+                    if cand:
+                        yj, xA, xB, okB, sd = min(cand, key=lambda t: sgn * t[0])
+                        if sd == side:
+                            record(yj, "two-point", xA, xB, okB)
+                        prev[sd] = xA[2 if sd > 0 else 4]
+                        yc, xc = yj, xB
+                        continue
+                yb = lo + sgn * 1e-9
                 try:
-                    yj = brentq(delta_b, y0, y_end, xtol=1e-14, rtol=1e-14, maxiter=200)
-                    kind = "two-point"
-                except (ValueError, RuntimeError):  # the new basin's indentation does not bracket a root
-                    yj = None
-            if yj is None and kind == "two-point":
-                kind = "fast"
-            if kind == "two-point":
-                xA = branch_a(yj)
-                okb, u, v, d = indentation(gp, float(side), float(yj), float(xA[0]), float(xA[1]), Lrs,
-                                           float(uB), float(vB), 60)
-                xB = xA.copy()
-                xB[cu] = u
-                xB[cu + 1] = v
-                xB, okB = self.newton(yj, xi, xB)
-            elif kind == "fold":
-                yj, xA = y_end, x_end
-                try:
-                    xB, _, _ = self.solve(min(y_end + 1e-9, y1) if y1 > y0 else max(y_end - 1e-9, y1), xi,
-                                          guess=X[k + 1])
+                    xB, _, _ = self.solve(yb, xi, guess=xlo)
                     okB = True
                 except RuntimeError:
                     xB, okB = np.array(X[k + 1], float), False
-            else:
-                yj = 0.5 * (y0 + y1)
-                xA, _ = self.follow(y0, X[k], yj, xi)
-                xB, okB = np.array(X[k + 1], float), False
-            uA = xA[cu]
-            U, V, G = self.gap_curve(yj, xi, xA, side)
-            lo_, hi_ = min(uA, xB[cu]), max(uA, xB[cu])
-            m = (U > lo_) & (U < hi_)
-            ridge = float(U[m][np.argmax(G[m])]) if np.any(m) else 0.5 * (lo_ + hi_)
-            out.append(dict(y=float(yj), kind=kind, x_outer=xA, x_inner=xB, u_outer=float(uA), u_inner=float(xB[cu]),
-                            ridge=ridge, ok=bool(okB)))
+                if abs(xB[cu] - xlo[cu]) > jump_min or not okB:    # this wheel's tangency was lost
+                    record(lo, "fold", xlo, xB, okB)
+                prev[1], prev[-1] = np.nan, np.nan
+                if not okB:
+                    break
+                yc, xc = yb, xB
+            if abs(xc[cu] - X[k + 1][cu]) > max(1e-6, jump_min) and abs(yc - y1) < 1e-15:
+                record(0.5 * (y0 + y1), "fast", xc, np.array(X[k + 1], float), False)
         return out
 
 

@@ -98,7 +98,10 @@ def tread_flange_split(solver: ContactSolver, y_max: float = 0.02, step: float =
     best = None
     slope = lambda u: math.degrees(math.atan(-float(solver.wheel(u, 1))))  # noqa: E731
     for k in np.where(np.abs(np.diff(X[:, 2])) > jump_min)[0]:
-        j = solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)[0]
+        found = solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
+        if not found:
+            continue
+        j = found[0]
         if j["kind"] == "fast":
             uo, ui = float(X[k, 2]), float(X[k + 1, 2])
             cand = dict(y_flange=j["y"], u_tread=uo, u_flange=ui, u_split=0.5 * (uo + ui), kind="fast")
