@@ -305,6 +305,11 @@ def _load_command_modules() -> None:
 
 
 def main() -> None:
+    """The command line (the console script enters through :func:`hpcrail.__main__.main`, which installs the
+    signal handlers before this module's imports; installing them again here is a no-op)."""
+    from hpcrail.interrupt import install_entry_handlers
+
+    install_entry_handlers()
     _load_command_modules()
     app()
 

@@ -36,3 +36,32 @@ def assert_same_results(a: Path, b: Path) -> None:
     da, db = load_results(a), load_results(b)
     xr.testing.assert_identical(da, db)
     assert np.asarray(da.done.values).all()
+
+
+def catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler installed for signal ``sig`` (Linux: ``SigCgt`` of
+    ``/proc/PID/status``); False once it has exited."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (int(sig) - 1) & 1)
+    return False
+
+
+def wait_for_handler(proc, timeout: float = 60.0) -> bool:
+    """Wait until ``proc`` (a ``subprocess.Popen`` of ``python -m hpcrail``) has run its entry point's
+    :func:`hpcrail.interrupt.install_entry_handlers` (SIGINT, then SIGTERM: seen when SIGTERM is caught —
+    Python's own SIGINT handler exists from the interpreter's start).  Before it, in the interpreter's own
+    start, a signal takes its default action.  False if the process exited first."""
+    import signal
+    import time
+
+    end = time.time() + timeout
+    while time.time() < end and proc.poll() is None:
+        if catches(proc.pid, signal.SIGTERM):
+            return True
+        time.sleep(0.002)
+    return False

@@ -65,15 +65,16 @@ def test_lut_grid_satisfies_eq12(tables, solver):
 
 def test_lut_interpolation_against_direct_solves(tables, solver):
     """Between grid points the LUT reproduces direct solves of the tread contact.  On a ξ_g column (quintic
-    Hermite in y) the error of z is below 1e-12 m in 95 % of the points and below 5e-6 m in the few cells
-    that contain a rigid contact jump.  Halfway between columns (ξ_g = 0.5 mm, cubic Hermite over the
+    Hermite in y) the error of z is below 5e-12 m in 95 % of the points (1.7e-12 measured with r0 = 460 mm: the
+    tread region now ends at the flange root's ridge, -34.8 mm) and below 5e-6 m in the few cells that contain a
+    rigid contact jump.  Halfway between columns (ξ_g = 0.5 mm, cubic Hermite over the
     1 mm spacing of Table 10) the median error is below 1e-8 m, 90 % below 1e-6 m and the largest below
     5e-5 m, where a contact jump or the tread end moves with the gauge (z kinked along ξ_g)."""
     T = tables.lut_params
     us = tables.lut.attrs["u_split"]
     reg = ((us, solver.u_max), (us, solver.u_max))
     rng = np.random.default_rng(4)
-    for xi, bounds in ((0.0, ((0.95, 1e-12), (1.0, 5e-6))),
+    for xi, bounds in ((0.0, ((0.95, 5e-12), (1.0, 5e-6))),
                        (0.5e-3, ((0.5, 1e-8), (0.9, 1e-6), (1.0, 5e-5)))):
         err = []
         for y in rng.uniform(-0.0179, 0.0179, 600):

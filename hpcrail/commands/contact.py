@@ -81,7 +81,7 @@ def contact(profiles: Path = typer.Argument(..., help="profile-pair YAML (e.g. c
     if not solver.symmetric:
         msg += f" and y = {-yf[1] * 1e3:.3f} mm (right wheel)"
     if i3 is not None and abs(amps[i3] - 3 * MM) < 1e-9:
-        msg += (f"; equivalent conicity at 3 mm: {float(geo['equivalent_conicity'].sel(method=meth)[i3]):.4f} "
+        msg += (f"; equivalent conicity at 3 mm: {float(geo['equivalent_conicity'].sel(conicity_method=meth)[i3]):.4f} "
                 f"({meth})")
     console.print(msg, highlight=False)
 
@@ -134,8 +134,8 @@ def _report(cfg, tables, geo, t_tab, profiles):
               "ŷ is half the peak-to-peak amplitude of the oscillation about its (for an asymmetric pair shifted) "
               "equilibrium; 0 where the wheelset does not oscillate with that amplitude.", "",
               "| amplitude [mm] | tan γ_e EN 15302 | tan γ_e harmonic |", "|---|---|---|"]
-    for a, k, h in zip(geo["amplitude"].values, geo["equivalent_conicity"].sel(method="en15302").values,
-                       geo["equivalent_conicity"].sel(method="harmonic").values):
+    for a, k, h in zip(geo["amplitude"].values, geo["equivalent_conicity"].sel(conicity_method="en15302").values,
+                       geo["equivalent_conicity"].sel(conicity_method="harmonic").values):
         lines.append(f"| {a * 1e3:.1f} | {k:.4f} | {h:.4f} |")
     lines += ["", "Comparison: paper 004 gives no flange-contact shift or conicity for its pair; its steady-curving "
               "front wheelsets sit at y = -8.8 … -9.1 mm (Table 5), near flange contact of the S1002/LB-140-Area "

@@ -163,11 +163,10 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
         raise RuntimeError("KEC coordinate is not monotonic in the lateral shift over the sweep")
     # 2. jumps of the left contact point
     jumps = []
+    found = []
     for k in np.where(np.abs(np.diff(X[:, 2])) > jump_min)[0]:
-        found = solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
-        if not found:
-            continue
-        j = found[0]
+        found += solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
+    for j in found:
         yj, xo, kind = j["y"], j["x_outer"], j["kind"]
         uo, ui = j["u_outer"], j["u_inner"]
         kj = kec_coordinates(yj, xo[0], xo[1], P.r0, P.L_w)[0]

@@ -87,9 +87,10 @@ class LutParams(NamedTuple):
 def tread_flange_split(solver: ContactSolver, y_max: float = 0.02, step: float = 1e-5, jump_min: float = 1e-3):
     """Tread/flange boundary of the wheel (left-wheel form) from the rigid contact of the profile pair.
 
-    The left wheel is swept from y = 0 to ``y_max`` [m]; among its contact jumps (two-point contact, located
-    exactly, or a contact point moving more than ``jump_min`` [m] within one ``step``) the one with the
-    largest rise of the wheel contact angle is the tread/flange transition: the flange first touches there.
+    The left wheel is swept from y = 0 to ``y_max`` [m]; among its contact jumps (:meth:`ContactSolver.find_jumps`;
+    jumps within 20 µm of each other count as one) the one with the largest rise of the wheel contact angle is the
+    tread/flange transition: the flange first touches there, and the boundary is the ridge between the contacts
+    of its first jump.
     Returns dict(u_split, y_flange, u_tread, u_flange, gamma_tread, gamma_flange, kind).  Without any jump
     the boundary is the wheel point where the contact angle first exceeds 45° (y_flange = NaN).
     """
@@ -97,17 +98,26 @@ def tread_flange_split(solver: ContactSolver, y_max: float = 0.02, step: float =
     X, C, S = solver.sweep(ys)
     best = None
     slope = lambda u: math.degrees(math.atan(-float(solver.wheel(u, 1))))  # noqa: E731
+    found = []
     for k in np.where(np.abs(np.diff(X[:, 2])) > jump_min)[0]:
-        found = solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
-        if not found:
-            continue
-        j = found[0]
+        found += [(k, j) for j in solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)]
+    # jumps closer than 20 µm are one event (S1002/UIC60: onto the flange root's concave arc, then onto the
+    # flange face, 1 µm apart): from the first jump's outer contact to the last one's inner contact
+    groups = []
+    for k, j in found:
+        if groups and abs(j["y"] - groups[-1][-1][1]["y"]) < 2e-5:
+            groups[-1].append((k, j))
+        else:
+            groups.append([(k, j)])
+    for grp in groups:
+        (k, j), (k2, j2) = grp[0], grp[-1]
         if j["kind"] == "fast":
-            uo, ui = float(X[k, 2]), float(X[k + 1, 2])
+            uo, ui = float(X[k, 2]), float(X[k2 + 1, 2])
             cand = dict(y_flange=j["y"], u_tread=uo, u_flange=ui, u_split=0.5 * (uo + ui), kind="fast")
         else:
-            cand = dict(y_flange=j["y"], u_tread=j["u_outer"], u_flange=j["u_inner"], u_split=j["ridge"],
-                        kind=j["kind"])
+            cand = dict(y_flange=j["y"], u_tread=j["u_outer"], u_flange=j2["u_inner"], u_split=j["ridge"],
+                        kind=j["kind"] if len(grp) == 1 else f"{len(grp)} jumps: " + ", ".join(
+                            jj["kind"] for _, jj in grp))
         cand["gamma_tread"] = slope(cand["u_tread"])
         cand["gamma_flange"] = slope(cand["u_flange"])
         if best is None or cand["gamma_flange"] - cand["gamma_tread"] > best["gamma_flange"] - best["gamma_tread"]:

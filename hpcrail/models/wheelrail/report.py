@@ -79,7 +79,7 @@ def contact_geometry(solver, ys, amplitudes, name: str = "", description: str = 
                                    dict(units="m", long_name="contact position on the wheel before the jump")),
             "jump_position_to": ("jump", np.array([j[4] for j in jumps], float),
                                  dict(units="m", long_name="contact position on the wheel after the jump")),
-            "equivalent_conicity": (("amplitude", "method"), conic,
+            "equivalent_conicity": (("amplitude", "conicity_method"), conic,
                                     dict(units="1", long_name="equivalent conicity tan γ_e (EN 15302)")),
         },
         coords={"y": ("y", ys, dict(units="m", long_name="wheelset lateral shift from the track centre line (+ left)",
@@ -87,7 +87,7 @@ def contact_geometry(solver, ys, amplitudes, name: str = "", description: str = 
                 "side": ("side", list(SIDES), dict(long_name="wheel and rail side")),
                 "amplitude": ("amplitude", amps, dict(units="m", long_name="oscillation amplitude ŷ (half peak-to-peak)",
                                                       **mm)),
-                "method": ("method", ["en15302", "harmonic"],
+                "conicity_method": ("conicity_method", ["en15302", "harmonic"],
                            dict(long_name="equivalent-conicity method: " + "; ".join(
                                f"{k}: {METHODS[k]}" for k in ("en15302", "harmonic"))))},
         attrs={"title": f"hpcrail contact geometry: {name}", "description": description,
@@ -141,7 +141,7 @@ def figures(geo: xr.Dataset, solver, out: Path, name: str = "") -> list[Path]:
     plt.close(fig)
     paths.append(p)
     # --- contact-point map, both sides (each in its own left-wheel form, field side to the right)
-    fig, axes = plt.subplots(1, 2, figsize=(13, 6.2))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.4), constrained_layout=True)
     cmap = plt.get_cmap("viridis")
     i0 = int(np.argmin(np.abs(ys)))
     sel = np.unique(np.linspace(0, ys.size - 1, 31).astype(int))
@@ -167,11 +167,11 @@ def figures(geo: xr.Dataset, solver, out: Path, name: str = "") -> list[Path]:
             ax.plot(u * mm, zw + 1.0, "o", color=col, ms=3)
             ax.plot(yr_, zr_ - 1.0, "s", color=col, ms=3)
         ax.set_xlim(wheel.u_min * mm - 3, max(wheel.u_max, off + rail.u_max) * mm + 3)
-        ax.set_ylim(-45, 25)
-        ax.set_aspect("equal")
+        ax.set_ylim(-32, 8)
         ax.grid(alpha=0.3)
-        ax.set_xlabel(f"lateral position on the {SIDES[j]} wheel profile [mm] (field side →)")
-        ax.set_ylabel("height [mm] (wheel drawn 1 mm up, rail 1 mm down)")
+        ax.set_xlabel(f"lateral position from the {SIDES[j]} wheel profile's origin [mm] (field side →)")
+        if j == 0:
+            ax.set_ylabel("height [mm] (wheel drawn 1 mm up, rail 1 mm down)")
         ax.set_title(f"{SIDES[j]}: {wheel.name} on {rail.name}", fontsize=10)
         ax.legend(fontsize=8, loc="lower left")
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(ys[0] * mm, ys[-1] * mm))
@@ -184,9 +184,9 @@ def figures(geo: xr.Dataset, solver, out: Path, name: str = "") -> list[Path]:
     # --- equivalent conicity
     amps = geo["amplitude"].values
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    ax.plot(amps * mm, geo["equivalent_conicity"].sel(method="en15302").values, "o-",
+    ax.plot(amps * mm, geo["equivalent_conicity"].sel(conicity_method="en15302").values, "o-",
             label="EN 15302 (integration of the linearised equation)")
-    ax.plot(amps * mm, geo["equivalent_conicity"].sel(method="harmonic").values, "s--",
+    ax.plot(amps * mm, geo["equivalent_conicity"].sel(conicity_method="harmonic").values, "s--",
             label="harmonic linearisation")
     ax.set_xlabel("amplitude ŷ [mm] (half peak-to-peak)")
     ax.set_ylabel("equivalent conicity tan γ_e [-]")
