@@ -83,7 +83,7 @@ def contact(profiles: Path = typer.Argument(..., help="profile-pair YAML (e.g. c
     if i3 is not None and abs(amps[i3] - 3 * MM) < 1e-9:
         msg += (f"; equivalent conicity at 3 mm: {float(geo['equivalent_conicity'].sel(conicity_method=meth)[i3]):.4f} "
                 f"({meth})")
-    console.print(msg, highlight=False)
+    console.print(msg, highlight=False, soft_wrap=True)
 
 
 def _report(cfg, tables, geo, t_tab, profiles):

@@ -832,6 +832,29 @@ class ContactSolver:
                                + (f", yaw {psi * 1e3:.3f} mrad" if psi else ""))
         return x, st, (cl, cr)
 
+    def wheel_contact(self, y: float, phi: float, side: int, psi: float = 0.0, xi: float = 0.0):
+        """Contact of one wheel for a prescribed pose — lateral shift ``y`` [m], roll ``phi`` and yaw ``psi``
+        [rad] — as a benchmark prescribes it (the Manchester contact benchmark gives y, roll and yaw per case):
+        the height z at which that wheel touches its rail, and its contact.  Returns (z, u, v, ContactPoint);
+        raises RuntimeError when no contact is found."""
+        from scipy.optimize import fsolve
+
+        x0, _, _ = self.solve(y, xi, psi=psi)
+        gp = self.gp if side > 0 else self.gpr
+        cu = 2 if side > 0 else 4
+        Lrs = gp.L_r + 0.5 * xi
+        q = psi if psi != 0.0 else 1e-300      # the trace-line residual (exact also without yaw)
+
+        def F(p):
+            return side_residual_yaw(gp, float(side), float(y), p[0], float(phi), q, Lrs, p[1], p[2], NAN)
+
+        p, info, ier, msg = fsolve(F, [x0[0], x0[cu], x0[cu + 1]], xtol=1e-14, full_output=True)
+        if ier != 1 and np.max(np.abs(F(p))) > 1e-11:
+            raise RuntimeError(f"no contact of the {'left' if side > 0 else 'right'} wheel at y = {y * 1e3:.4f} mm, "
+                               f"roll {phi:.3e} rad, yaw {psi * 1e3:.3f} mrad")
+        z, u, v = (float(c) for c in p)
+        return z, u, v, ContactPoint(*side_quantities(gp, float(side), float(phi), u, v, float(psi)))
+
     def newton(self, y, xi, x, corners=(NAN, NAN), psi: float = 0.0):
         """Local Newton continuation of a branch (no global check).  Returns (x, ok)."""
         xx = np.array(x, dtype=float)
