@@ -263,8 +263,9 @@ def fastsim(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin):
         py = 0.0
         for i in range(nx):
             x = ay - (i + 0.5) * dx    # element centre, leading edge first
-            px -= (xi_x - spin * y) / L1 * dx
-            py -= (xi_y + spin * x) / L2 * dx
+            h = 0.5 * dx if i == 0 else dx   # from the leading edge to the first centre, then centre to centre
+            px -= (xi_x / L1 - spin * y / L3) * h
+            py -= (xi_y / L2 + spin * (x + 0.5 * h) / L3) * h
             bound = mu * p0 * (1.0 - (x / a) ** 2 - (y / b) ** 2)
             if bound < 0.0:
                 bound = 0.0
