@@ -392,8 +392,11 @@ def _raw_points(src: ProfileSource, kind: str, doc, loc: tuple, pre: str):
             raise ConfigError([ConfigIssue(where, field + ".file", f"the file's header gives {key}: {val}",
                                            str(src.file), allowed=" | ".join(allowed))])
     left = pr.to_left_form(raw.points, units=units, lateral_positive=lat, vertical_positive=ver, kind=kind)
-    pts, _ = rd.checked_points(raw, left, kind, src.max_slope_deg, src.max_gap_mm * MM)
-    if src.resample_mm:
+    full, pts = rd.checked_points(raw, left, kind, src.max_slope_deg, src.max_gap_mm * MM)
+    raw.meta["_all_points"] = full
+    if not src.resample_mm:
+        pts = full                      # the fit trims the steep ends itself (the rail's gauge point lies there)
+    else:
         step = src.resample_mm * MM
         n = int(math.floor((pts[-1, 0] - pts[0, 0]) / step)) + 1
         if n < rd.MIN_POINTS:
@@ -447,7 +450,8 @@ def _rail(R: RailSource, cant: float, doc, loc: tuple, pre: str):
     raw, pts, label = _raw_points(R, "rail", doc, loc, pre)
     return pr.rail_profile(pts, name=raw.meta.get("name") or Path(label).stem, source=raw.meta.get("source") or label,
                            smoothing_rms=R.smoothing_rms_mm * MM, cant=cant, canted=R.canted,
-                           gauge_depth=R.gauge_depth_mm * MM, max_slope_deg=R.max_slope_deg)
+                           gauge_depth=R.gauge_depth_mm * MM, max_slope_deg=R.max_slope_deg,
+                           gauge_points=raw.meta["_all_points"])
 
 
 def _profile_issue(doc, loc, part, exc) -> ConfigError:

@@ -248,16 +248,19 @@ def wheel_profile(points_left: np.ndarray, *, name: str, source: str, smoothing_
 
 
 def rail_profile(points_left: np.ndarray, *, name: str, source: str, smoothing_rms: float, cant: float,
-                 canted: bool, gauge_depth: float = 0.014, max_slope_deg: float = 80.0) -> Profile:
+                 canted: bool, gauge_depth: float = 0.014, max_slope_deg: float = 80.0,
+                 gauge_points: np.ndarray | None = None) -> Profile:
     """Rail profile from left-wheel-form points (lateral, height) [m].
 
     ``canted``: the points are already inclined by ``cant`` [rad] towards the track centre (as the UIC60
     1:40 file); they are rotated back about the origin into the rail profile frame.  The gauge point is
     found on the *input* points in track orientation: the most gauge-side point ``gauge_depth`` [m] below
-    the highest point of the head (EN 13848-1: 14 mm).
+    the highest point of the head (EN 13848-1: 14 mm); ``gauge_points`` (default: the points) are the points it is
+    searched on, when the fitted ones were resampled without the steep gauge face.
     """
     p = np.asarray(points_left, dtype=np.float64)
-    track = p if canted else _rotate(p, cant)  # rail in track orientation (left rail)
+    gp_src = p if gauge_points is None else np.asarray(gauge_points, dtype=np.float64)
+    track = gp_src if canted else _rotate(gp_src, cant)  # rail in track orientation (left rail)
     top = float(np.max(track[:, 1]))
     level = top - gauge_depth
     # walk from the gauge side (sorted by lateral) to the first crossing of the gauge level

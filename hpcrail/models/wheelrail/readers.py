@@ -308,8 +308,8 @@ def _lines(raw: RawProfile, i: int, j: int) -> str:
 def checked_points(raw: RawProfile, left: np.ndarray, kind: str, max_slope_deg: float = 80.0,
                    max_gap: float = 2e-3) -> tuple[np.ndarray, np.ndarray]:
     """The checks of the module docstring on ``left`` float64[n, 2] (the points of ``raw`` in left-wheel form
-    [m], file order).  Returns (points float64[m, 2] sorted by lateral coordinate with the steep end parts
-    trimmed, their indices into ``raw``).  Raises :class:`ProfileError` naming the file, the lines and what to
+    [m], file order).  Returns (all points float64[n, 2] from the gauge side to the field side, the part of them
+    without the steep ends float64[m, 2]).  Raises :class:`ProfileError` naming the file, the lines and what to
     change."""
     name = raw.name
     n = len(left)
@@ -382,7 +382,7 @@ def checked_points(raw: RawProfile, left: np.ndarray, kind: str, max_slope_deg: 
         _check_wheel_orientation(pts, name)
     else:
         _check_rail_orientation(pts, name)
-    return pts, sel
+    return np.ascontiguousarray(left), pts
 
 
 def _check_wheel_orientation(p: np.ndarray, name: str) -> None:
