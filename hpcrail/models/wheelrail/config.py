@@ -454,8 +454,10 @@ def _rail(R: RailSource, cant: float, doc, loc: tuple, pre: str):
                            gauge_points=raw.meta["_all_points"])
 
 
-def _profile_issue(doc, loc, part, exc) -> ConfigError:
-    return ConfigError([ConfigIssue(_where(doc, loc + (part,)), ".".join(map(str, loc + (part,))), str(exc),
+def _profile_issue(doc, loc, part, exc, src) -> ConfigError:
+    field = "file" if src.file is not None else "builtin"
+    return ConfigError([ConfigIssue(_where(doc, loc + (part, field)), ".".join(map(str, loc + (part, field))),
+                                    str(exc), str(getattr(src, field)),
                                     allowed="a profile file that passes the checks of hpcrail.models.wheelrail.readers "
                                             "(see docs/models.md, 'Wheel and rail profiles')")])
 
@@ -476,7 +478,7 @@ def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None, loc: tup
         try:
             built[part], radius[part] = _wheel(src, doc, loc + (part,), ".".join(map(str, loc + (part,))))
         except (pr.ProfileError, ValueError) as exc:
-            raise _profile_issue(doc, loc, part, exc) from None
+            raise _profile_issue(doc, loc, part, exc, src) from None
     for part in ("rail", "rail_right"):
         src = getattr(cfg, part)
         if src is None:
@@ -485,7 +487,7 @@ def build_profiles(cfg: ProfilePairConfig, doc: Document | None = None, loc: tup
         try:
             built[part] = _rail(src, cant, doc, loc + (part,), ".".join(map(str, loc + (part,))))
         except (pr.ProfileError, ValueError) as exc:
-            raise _profile_issue(doc, loc, part, exc) from None
+            raise _profile_issue(doc, loc, part, exc, src) from None
 
     def placement_of(wkey, rkey):
         wheel, rail = built[wkey], built[rkey]

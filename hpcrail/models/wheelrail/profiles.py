@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import hashlib
 import io
 import math
@@ -281,6 +282,7 @@ def rail_profile(points_left: np.ndarray, *, name: str, source: str, smoothing_r
                        max_slope_deg=max_slope_deg, gauge_point=gp, top=top)
 
 
+@functools.lru_cache(maxsize=16)
 def s1002_profile(smoothing_rms: float = 1e-7, step: float = 0.05 * MM) -> Profile:
     """The S1002 wheel from its analytical sections, sampled every ``step`` [m] and smoothed (the sections
     join with small slope and curvature jumps; the quintic spline makes the profile C4)."""
@@ -292,6 +294,7 @@ def s1002_profile(smoothing_rms: float = 1e-7, step: float = 0.05 * MM) -> Profi
                          smoothing_rms=smoothing_rms, flange_back=-70.0 * MM)
 
 
+@functools.lru_cache(maxsize=16)
 def uic60_profile(cant: float = 1.0 / 40.0, smoothing_rms: float = 1e-7, gauge_depth: float = 0.014) -> Profile:
     """UIC60 (60E1) rail head canted 1:40 (Manchester contact benchmark points, CONTACT, Apache-2.0),
     rotated back into the rail profile frame by ``cant`` [rad] (1/40 for the shipped file)."""
