@@ -271,3 +271,17 @@ def test_tables_cache_round_trip(tables, tmp_path_factory):
     assert again.key == tables.key
     np.testing.assert_array_equal(again.lut["V"].values, tables.lut["V"].values)
     np.testing.assert_array_equal(again.kec["f"].values, tables.kec["f"].values)
+
+
+def test_kec_bands_lie_on_the_grid(solver):
+    """A jump the rigid sweep finds in its margin beyond the grid (here the flange jump at s^k ≈ -6.25 mm
+    for a grid ending at -6 mm) gets no band; every band lies on the grid around its jump (a band from the
+    grid's first node to a negative index once spanned the whole worn-pair table)."""
+    ds = K.build_kec(solver, s_min=-6.0e-3, s_max=6.0e-3)
+    lo, hi = ds["band_lo"].values, ds["band_hi"].values
+    kj = ds["jump_s_k"].values
+    assert np.any(kj < -6.0e-3)                       # found beyond the grid
+    assert len(lo) == np.sum(np.abs(kj) < 6.0e-3) and len(lo) >= 2
+    assert np.all(lo < hi) and np.all(lo >= -6.0e-3 - 1e-12) and np.all(hi <= 6.0e-3 + 1e-12)
+    for k in kj[np.abs(kj) < 6.0e-3]:
+        assert np.any((lo <= k) & (k <= hi))

@@ -219,6 +219,8 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
     #    their jumps (merged only when no node lies between the two jumps)
     bands = []
     for j in sorted(jumps, key=lambda d: d["kappa"]):
+        if not s_min < j["kappa"] < s_max:   # found in the sweep's margin beyond the grid: no band
+            continue
         raw_lo, raw_hi = j["kappa"] - flange_band, j["kappa"] + tread_band
         lo = max(int(math.floor((raw_lo - s_min) / s_step + 1e-9)), 0)
         hi = min(int(math.ceil((raw_hi - s_min) / s_step - 1e-9)), n - 1)
