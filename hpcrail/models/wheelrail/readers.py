@@ -31,7 +31,7 @@ Checks (:func:`checked_points`, on the points converted to left-wheel form [m]; 
 in every file), between :data:`MIN_POINTS` and :data:`MAX_POINTS` points, a lateral and vertical extent a wheel
 or a rail can have (catches wrong units: m on mm data is 1000 times too small, mm on m data too large), points
 in lateral order (a profile that **folds** back is refused; a reversed file is accepted), no **gap** wider than
-``max_gap``, no steep **spike or step** inside the profile (steep parts are accepted at its ends: the flange
+``max_gap``, no steep **spike or step** (more than :data:`STEEP_FLOOR` high) inside the profile (steep parts are accepted at its ends: the flange
 back, the rail's gauge and field faces, which are trimmed), and the orientation: a wheel has its flange (the
 largest radius) on the gauge side, a rail head its top above both ends.
 """
@@ -51,6 +51,9 @@ MAX_POINTS = 100_000
 LATERAL_EXTENT = (0.02, 0.3)
 #: vertical extent [m]: a wheel's flange is 20-45 mm high, a rail head file at least 5 mm deep
 VERTICAL_EXTENT = (0.003, 0.25)
+
+#: vertical change [m] below which a chord is not steep (noise between close measured points)
+STEEP_FLOOR = 0.05e-3
 
 META_KEYS = ("units", "lateral_positive", "vertical_positive", "kind", "side", "nominal_radius_mm", "flange_back_mm",
              "inclination", "canted", "name", "source")
@@ -338,7 +341,8 @@ def checked_points(raw: RawProfile, left: np.ndarray, kind: str, max_slope_deg: 
         lat, ver = left[:, 0], left[:, 1]
         dy = np.diff(lat)
     dz = np.diff(ver)
-    steep = np.abs(dz) > math.tan(math.radians(max_slope_deg)) * np.abs(dy)
+    # steep chords; rises below STEEP_FLOOR are measurement noise between close points, not steep parts
+    steep = (np.abs(dz) > math.tan(math.radians(max_slope_deg)) * np.abs(dy)) & (np.abs(dz) > STEEP_FLOOR)
     # lateral reversals outside steep parts: the profile folds back
     fold = (dy < -max(1e-6, 0.02 * np.median(np.abs(dy)))) & ~steep
     if np.any(fold):
