@@ -99,7 +99,7 @@ def wheel_point(L_w, r0, u, F, F1, F2, ps, qs):
 
     Without yaw it is the profile in the wheel's vertical plane.  With yaw the point leaves that plane: on the
     circle of radius h = r0 + F(u) it sits where the surface normal n ∝ e_r - F'(u) e_a is perpendicular to the
-    rail's direction X (the "contact locus"/trace line, Wang 1984): with e_a = R_z(ψ)R_x(φ)e_y the axle and θ
+    rail's direction X (the "contact locus" or trace line; Vollebregt 2022): with e_a = R_z(ψ)R_x(φ)e_y the axle and θ
     the angle from the lowest point (forward positive), -sin ψ sin φ cos θ + cos ψ sin θ + F' sin ψ cos φ = 0.
     The rail being prismatic, contact of the wheel surface and the rail reduces exactly to planar contact of the
     trace line projected on the track's YZ plane and the rail profile (their normals coincide)."""
