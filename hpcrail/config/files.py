@@ -220,14 +220,14 @@ def _read_bounded(p: Path, where: str, field: str, name: str) -> bytes:
     return data
 
 
-def resolve_data_files(model_cls: type[BaseModel], doc) -> list[ConfigIssue]:
+def resolve_data_files(model_cls: type[BaseModel], doc, field_at) -> list[ConfigIssue]:
     """Resolve every data-file value of ``doc.tree`` (the schema ``model_cls`` says which fields name files)
     against the file that names it, hash its contents and put a :class:`DataFile` in its place.  Returns the
     problems found (missing, special, unreadable or too large files), one issue each; the values stay
     unresolved there.  A value that is already a resolved :class:`DataFile` (a sweep scenario validated again
-    on a worker) is read again and must have the same digest."""
-    from hpcrail.config.loading import field_at
-
+    on a worker) is read again and must have the same digest.  ``field_at(model_cls, tree, loc)`` gives the
+    schema's ``(annotation, metadata)`` at a place (:func:`hpcrail.config.loading.field_at`; passed in, so that
+    this module does not import the loader)."""
     if not _mentions_data_files(model_cls) or not isinstance(doc.tree, (dict, list)):
         return []
     issues: list[ConfigIssue] = []

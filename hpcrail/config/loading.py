@@ -657,7 +657,7 @@ def validate(model_cls: type[BaseModel], doc: Document, checks=None):
     (:func:`hpcrail.config.files.resolve_data_files`).  Raises :class:`ConfigError` with every issue found."""
     from hpcrail.config.files import resolve_data_files
 
-    file_issues = resolve_data_files(model_cls, doc)
+    file_issues = resolve_data_files(model_cls, doc, field_at)
     try:
         model = model_cls.model_validate(doc.tree)
     except ValidationError as exc:
