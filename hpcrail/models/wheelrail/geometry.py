@@ -1058,6 +1058,18 @@ class ContactSolver:
                 return None
             return yj, xA, xB, okB
 
+        def first_jump(yc, xc, y_end, sides, sgn):
+            """The first two-point contact between yc and y_end of the wheels ``sides`` (recorded when it is this
+            wheel's; another wheel's jump leaves this wheel's pose continuous): the new (y, solution) or None."""
+            cand = [tp + (sd,) for sd in sides if (tp := two_point(yc, xc, y_end, sd)) is not None]
+            if not cand:
+                return None
+            yj, xA, xB, okB, sd = min(cand, key=lambda t: sgn * t[0])
+            if sd == side:
+                record(yj, "two-point", xA, xB, okB)
+            prev[sd] = xA[2 if sd > 0 else 4]
+            return yj, xB
+
         for k in range(len(ys) - 1):
             if abs(X[k + 1][cu] - X[k][cu]) <= jump_min:
                 continue
@@ -1077,15 +1089,10 @@ class ContactSolver:
                         yc, xc = yn, xn
                         continue
                     # the wheel whose other point touches first
-                    cand = [tp + (sd,) for sd in ((side, -side) if p_other > self.tol and p_this > self.tol else
-                                                  ((side,) if p_this > self.tol else (-side,)))
-                            if (tp := two_point(yc, xc, yn, sd)) is not None]
-                    if cand:
-                        yj, xA, xB, okB, sd = min(cand, key=lambda t: sgn * t[0])
-                        if sd == side:
-                            record(yj, "two-point", xA, xB, okB)
-                        prev[sd] = xA[2 if sd > 0 else 4]
-                        yc, xc = yj, xB            # the other wheel's jump: the pose is continuous, no jump here
+                    hit = first_jump(yc, xc, yn, [sd for sd, p in ((side, p_this), (-side, p_other)) if p > self.tol],
+                                     sgn)
+                    if hit is not None:
+                        yc, xc = hit
                         continue
                     xB, _, _ = self.solve(yn, xi, guess=xn)      # no located root: the verified solution
                     if abs(xB[cu] - xc[cu]) > jump_min:
@@ -1104,14 +1111,10 @@ class ContactSolver:
                     if abs(hi - lo) < 1e-13:
                         break
                 if lo != yc:   # another point of either wheel touched before the end
-                    cand = [tp + (sd,) for sd in (side, -side) if pen_at(xlo, lo, sd)[0] > self.tol
-                            if (tp := two_point(yc, xc, lo, sd)) is not None]
-                    if cand:
-                        yj, xA, xB, okB, sd = min(cand, key=lambda t: sgn * t[0])
-                        if sd == side:
-                            record(yj, "two-point", xA, xB, okB)
-                        prev[sd] = xA[2 if sd > 0 else 4]
-                        yc, xc = yj, xB
+                    hit = first_jump(yc, xc, lo, [sd for sd in (side, -side) if pen_at(xlo, lo, sd)[0] > self.tol],
+                                     sgn)
+                    if hit is not None:
+                        yc, xc = hit
                         continue
                 yb = lo + sgn * 1e-9
                 try:
