@@ -26,6 +26,7 @@ err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
+                                 "hpcrail.commands.lcf",
                                  "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
                                  "hpcrail.commands.contact", "hpcrail.commands.examples",
                                  "hpcrail.commands.warmup"]
@@ -85,20 +86,82 @@ def config_error_exit(exc: ConfigError) -> None:
     raise typer.Exit(EXIT_CONFIG)
 
 
+def _verdict_cell(v: str) -> str:
+    return {"PASS": "[green]PASS[/]", "EXCEEDED": "[bold red]EXCEEDED[/]"}.get(v, v)
+
+
 def print_metrics(ds) -> None:
-    """The kind's summary outputs of a run dataset (display units) as a table."""
+    """The kind's summary outputs of a run dataset (display units) as a table — with the limit, the ratio to it
+    and the verdict of every assessment quantity — then the worst elements (vehicles) against their limits."""
     from hpcrail import kinds
     from hpcrail.results.outputs import summary_rows
+    from hpcrail.results.verdicts import assessment
 
     kind = kinds.get(ds.attrs.get("model", kinds.DEFAULT_KIND))
+    rows = summary_rows(kind.outputs, ds, kind.summary, raw=True)
+    checks = [assessment(x, a) for *_r, x, a in rows]
+    limits = any(c is not None for c in checks)
     table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {kind.summary_title}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("unit")
+    if limits:
+        table.add_column("limit", justify="right")
+        table.add_column("ratio", justify="right")
+        table.add_column("verdict")
     table.add_column("meaning", overflow="fold")
-    for name, val, unit, label in summary_rows(kind.outputs, ds, kind.summary):
-        table.add_row(name, val, unit, label)
+    sources: dict = {}
+    for (name, val, unit, label, _x, a), c in zip(rows, checks):
+        if not limits:
+            table.add_row(name, val, unit, label)
+            continue
+        if c is None:
+            table.add_row(name, val, unit, "", "", "", label)
+            continue
+        lim = c["limit"] * float(a.get("display_scale", 1.0))
+        if c["limit_source"]:
+            sources.setdefault(c["limit_source"], []).append(name)
+        table.add_row(name, val, unit, f"{lim:.4g}", f"{c['ratio']:.3f}" if c["ratio"] == c["ratio"] else "nan",
+                      _verdict_cell(c["verdict"]), label)
     console.print(table)
+    if sources:
+        console.print("limits: " + "; ".join(f"{src} ({', '.join(n for n in names)})" for src, names in sources.items()),
+                      highlight=False, soft_wrap=True, markup=False)
+    print_worst_elements(ds)
+
+
+def print_worst_elements(ds, k: int = 5) -> None:
+    """For every element dimension with assessed quantities (the vehicles of an LTD run, the detailed vehicles
+    of a mixed train): the ``k`` worst elements, each quantity's value and ratio to its limit, and a verdict."""
+    from hpcrail.results.units import to_display
+    from hpcrail.results.verdicts import element_assessment
+
+    dims = [d for d in ds.dims if d not in ("time",)]
+    for dim in dims:
+        names, rows = element_assessment(ds, dim, k)
+        if not rows:
+            continue
+        n_bad = int(sum(1 for r in element_assessment(ds, dim, ds.sizes[dim])[1] if r["verdict"] == "EXCEEDED"))
+        names = [n for n in names if not n.endswith("worst_ratio")]
+        t = Table(title=f"worst {dim.replace('_', ' ')}s against their limits: {n_bad} of {ds.sizes[dim]} exceed a "
+                        "limit (cells: value, ratio to its limit)")
+        t.add_column(dim.replace("_", " "))
+        t.add_column("type", overflow="fold")
+        for n in names:
+            head = ds[n].attrs.get("long_name", n).removeprefix("max ").removeprefix("quasi-static ")
+            t.add_column(head.replace(" / endurable compressive force", " / LCF").replace("coupler yaw / free swing",
+                                                                                          "yaw / swing"),
+                         justify="right", overflow="fold")
+        t.add_column("worst", justify="right")
+        t.add_column("verdict")
+        for r in rows:
+            cells = []
+            for n in names:
+                v, q = r["values"][n]
+                dv = float(to_display(v, ds[n].attrs)) if v == v else float("nan")
+                cells.append(f"{dv:.3g}, {q:.2f}" if q == q else "-")
+            t.add_row(str(r["element"]), r["type"], *cells, f"{r['worst_ratio']:.2f}", _verdict_cell(r["verdict"]))
+        console.print(t)
 
 
 def status_line(ds) -> str:
@@ -113,6 +176,8 @@ def run_json(ds, out: Path, figures: list) -> dict:
     """What ``hpcrail run --json`` prints: status, statistics and every metric (SI and display units)."""
     from hpcrail.results.units import clip_magnitude, to_display
 
+    from hpcrail.results.verdicts import assessment, element_assessment
+
     metrics = {}
     for name, v in ds.data_vars.items():
         if v.attrs.get("role") != "metric":
@@ -122,11 +187,21 @@ def run_json(ds, out: Path, figures: list) -> dict:
         entry = {"value": val, "units": a.get("units", ""), "long_name": a.get("long_name", name)}
         if a.get("display_units") and a.get("display_units") != a.get("units") and v.dtype.kind == "f":
             entry.update(display_value=clip_magnitude(float(to_display(val, a))), display_units=a["display_units"])
+        c = assessment(val, a)
+        if c is not None:
+            entry.update(c)
         metrics[name] = entry
+    worst = {}
+    for dim in ds.dims:
+        if dim == "time":
+            continue
+        _names, rows = element_assessment(ds, dim, 10)
+        if rows:
+            worst[dim] = rows
     return {"store": str(out), "scenario": ds.attrs.get("scenario_name", ""), "model": ds.attrs.get("model", ""),
             "status": str(ds["status"].values), "message": str(ds["message"].values),
             "nsteps": int(ds["nsteps"]), "nfev": int(ds["nfev"]), "wall_time_s": float(ds["wall_time"]),
-            "compile_time_s": float(ds["compile_time"]), "metrics": metrics,
+            "compile_time_s": float(ds["compile_time"]), "metrics": metrics, "worst_elements": worst,
             "warnings": [w for w in ds.attrs.get("warnings", "").splitlines() if w],
             "figures": [str(p) for p in figures]}
 

@@ -166,7 +166,8 @@ def test_a_run_that_drifts_from_its_declarations_is_an_error(configs_dir):
     from hpcrail.integrators import integrate
     from hpcrail.results.dataset import build_dataset
 
-    sc, _ = load_scenario(configs_dir / "trains/demo.yaml", ["simulation.duration_s=1", "output.energy=false"])
+    sc, _ = load_scenario(configs_dir / "trains/demo.yaml", ["simulation.duration_s=1", "output.energy=false",
+                                                                   "output.running_safety.enabled=false"])
     model, prob = ltd_problem(sc)
     sol = integrate(prob, sc.integrator.method, np.array([0.0, 1.0]), 1.0, **sc.integrator.kwargs())
     kind = kinds.get("ltd")

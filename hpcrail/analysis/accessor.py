@@ -192,7 +192,11 @@ class HpcrailAccessor:
         """Per metric (display units): on a sweep, over the completed scenarios, its label, unit, count,
         min, median, max and the parameters of the scenario with the largest value (metrics numbering
         an element, e.g. the coupler of the peak force, are left out: see their histograms in
-        ``hpcrail report``); on a single run, its label, value and unit."""
+        ``hpcrail report``); on a single run, its label, value and unit.  A metric with a limit
+        (:mod:`hpcrail.results.verdicts`) also gets its ``limit`` (display units) and, on a sweep, the number of
+        completed scenarios that ``exceeded`` it, on a run its ``ratio`` and ``verdict``."""
+        from hpcrail.results.verdicts import limit_of, ratio, verdict
+
         ds = self._ds
         if not self.is_sweep:
             rows = []
@@ -200,11 +204,17 @@ class HpcrailAccessor:
                 a = ds[name].attrs
                 v = np.asarray(ds[name].values)
                 value = int(v) if v.dtype.kind in "iu" else clip_magnitude(float(to_display(v, a)))
-                rows.append({"metric": name, "label": a.get("long_name", name), "value": value,
-                             "unit": pretty_units(a.get("display_units", a.get("units", "")))})
+                row = {"metric": name, "label": a.get("long_name", name), "value": value,
+                       "unit": pretty_units(a.get("display_units", a.get("units", "")))}
+                lim = limit_of(a)
+                if lim is not None:
+                    row.update(limit=clip_magnitude(float(to_display(lim, a))), ratio=ratio(v.item(), lim),
+                               verdict=verdict(v.item(), lim))
+                rows.append(row)
             return pd.DataFrame(rows).set_index("metric") if rows else pd.DataFrame()
         done = self.completed().hpcrail._flat()
-        params = self.parameters
+        # a make-up study's "parameters" are its make-ups' codes and features: say which scenario instead
+        params = [p for p in self.parameters if done[p].attrs.get("sweep_source") != "makeup"]
         rows = []
         for name in self.metrics:
             v = np.asarray(done[name].values)
@@ -216,12 +226,17 @@ class HpcrailAccessor:
             if not finite.any():
                 continue
             i = int(np.nanargmax(np.where(finite, y, -np.inf)))
-            at = ", ".join(f"{p}={_fmt(done[p].values[i])}" for p in params)
-            rows.append({"metric": name, "label": a.get("long_name", name),
-                         "unit": pretty_units(a.get("display_units", a.get("units", ""))),
-                         "count": int(finite.sum()), "min": clip_magnitude(float(np.nanmin(y))),
-                         "median": clip_magnitude(float(np.nanmedian(y))), "max": clip_magnitude(float(y[i])),
-                         "max at": at})
+            at = ", ".join([f"scenario={int(done['scenario'].values[i])}"] * (len(params) < len(self.parameters))
+                           + [f"{p}={_fmt(done[p].values[i])}" for p in params])
+            row = {"metric": name, "label": a.get("long_name", name),
+                   "unit": pretty_units(a.get("display_units", a.get("units", ""))),
+                   "count": int(finite.sum()), "min": clip_magnitude(float(np.nanmin(y))),
+                   "median": clip_magnitude(float(np.nanmedian(y))), "max": clip_magnitude(float(y[i])),
+                   "max at": at}
+            lim = limit_of(a)
+            if lim is not None:
+                row.update(limit=clip_magnitude(float(to_display(lim, a))), exceeded=int(np.sum(v[finite] > lim)))
+            rows.append(row)
         return pd.DataFrame(rows).set_index("metric") if rows else pd.DataFrame()
 
     def failures(self) -> pd.DataFrame:

@@ -64,10 +64,12 @@ from hpcrail.config.loading import (
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
 from hpcrail.results.saltelli import saltelli_block, saltelli_problem, saltelli_unit  # noqa: F401  (re-exported)
+from hpcrail.sweep.makeup import FEATURES, LOCO, MakeupSpec
 
-DESIGNS = ("grid", "zip", "random", "lhs", "sobol", "saltelli")
-#: designs whose points are drawn from the parameters' distributions
-SAMPLED = ("random", "lhs", "sobol", "saltelli")
+DESIGNS = ("grid", "zip", "random", "lhs", "sobol", "saltelli", "makeup")
+#: designs whose points are drawn from the parameters' distributions (a make-up design draws its other
+#: parameters as the random design does)
+SAMPLED = ("random", "lhs", "sobol", "saltelli", "makeup")
 DISCRETE = ("values", "linspace", "logspace", "range", "registered")
 DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
 SOURCES = DISCRETE + DISTRIBUTIONS
@@ -222,8 +224,10 @@ class SweepSpec(Strict):
     name: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
     set: dict[str, Any] = Field({}, description="fixed overrides of the base (dotted path: value)")
-    parameters: dict[str, ParameterSpec] = Field(..., min_length=1, max_length=100)
-    design: Literal["grid", "zip", "random", "lhs", "sobol", "saltelli"] = "grid"
+    parameters: dict[str, ParameterSpec] = Field({}, max_length=100)
+    design: Literal["grid", "zip", "random", "lhs", "sobol", "saltelli", "makeup"] = "grid"
+    makeup: Optional[MakeupSpec] = Field(None, description="design makeup: the cars, locomotives and rules of the "
+                                         "drawn train make-ups (hpcrail.sweep.makeup)")
     samples: Optional[int] = Field(None, ge=1, le=MAX_SAMPLES_DESIGN, description="number of scenarios of "
                                    "random/lhs/sobol designs; base samples N of a saltelli design")
     second_order: bool = Field(False, description="saltelli: also the second-order indices (N (2D + 2) scenarios "
@@ -260,10 +264,15 @@ class Parameter:
 
     path: str
     name: str
-    spec: ParameterSpec
+    spec: ParameterSpec | None
     levels: list | None
     label: str = ""
     units: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        if not self.source and self.spec is not None:
+            self.source = self.spec.source
 
 
 @dataclasses.dataclass
@@ -555,8 +564,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
     if spec.design == "zip":
         return list(zip(*levels))
     n = int(spec.samples)
-    if spec.design == "random":
-        rng = np.random.default_rng(spec.seed)
+    if spec.design in ("random", "makeup"):
+        rng = np.random.default_rng(spec.seed if spec.design == "random" else spec.seed + 1)
         cols = [_random(ps, lv, rng, n) for ps, lv in zip(pspecs, levels)]
     else:
         u = (saltelli_unit(len(pspecs), n, spec.seed, spec.second_order) if spec.design == "saltelli"
@@ -565,7 +574,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
     for j, ps in enumerate(pspecs):
         if ps.integer:
             cols[j] = [int(round(x)) if isinstance(x, float) else x for x in cols[j]]
-    return list(zip(*cols))
+    rows = len(cols[0]) if cols else n        # saltelli: N (D + 2) rows; a make-up design may have no parameter
+    return [tuple(c[i] for c in cols) for i in range(rows)]
 
 
 def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigIssue]:
@@ -582,6 +592,14 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
     if not base.is_file():
         add("base", "base scenario file not found", spec.base, "a scenario file, relative to the spec")
     sampled = spec.design in SAMPLED
+    if spec.design == "makeup" and spec.makeup is None:
+        add("makeup", "design makeup needs a makeup block (cars, locomotives, rules)", has_value=False,
+            allowed="makeup: {cars: [...], locomotives: {...}}")
+    if spec.makeup is not None and spec.design != "makeup":
+        add("makeup", f"a makeup block applies to design makeup, not {spec.design!r}", allowed="design: makeup")
+    if not spec.parameters and spec.design != "makeup":
+        add("parameters", "a sweep needs at least one parameter", has_value=False,
+            allowed="parameters: {dotted.path: {values: [...]}} (or design makeup)")
     for path, ps in spec.parameters.items():
         if not path or any(not p for p in path.split(".")):
             add(f"parameters.{path}", "empty component in the dotted path", path, "a dotted path like a --set path")
@@ -620,7 +638,7 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
         if len(set(counts.values())) > 1:
             add("parameters", "zip needs lists of equal length", ", ".join(f"{p}: {n}" for p, n in counts.items()),
                 "lists of one length")
-    elif spec.design == "grid":
+    elif spec.design == "grid" and counts:
         total = math.prod(counts.values())
         if total > MAX_SCENARIOS:
             add("parameters", f"the grid has {total:.3g} scenarios", " × ".join(str(n) for n in counts.values()),
@@ -836,10 +854,18 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             labels[i] = paths[i][:60]
     params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or "")
               for p, n, ps, lv, lab in zip(paths, names, spec.parameters.values(), levels, labels)]
+    values = design_values(spec, levels)
+    makeups = None
+    if spec.design == "makeup":
+        makeups, extra = _makeups(spec, base_sc, sdoc.root_file, reserved | set(names))
+        params += extra
+        values = [v + (m.code,) + tuple(m.features[f] for f in FEATURES) for v, m in zip(values, makeups)]
     points = []
     shared: dict = {}
-    for i, vals in enumerate(design_values(spec, levels)):
+    for i, vals in enumerate(values):
         overrides = {p: _resolve_value(v, spec_file.parent, files) for p, v in zip(paths, vals)}
+        if makeups is not None:
+            overrides[spec.makeup.path] = makeups[i].entries
         pt = Point(index=i, values=tuple(_label(v) for v in vals), overrides=overrides, id="")
         try:
             sc = validate_document(overlay_document(base, overrides, spec_file))
@@ -857,6 +883,32 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         points.append(pt)
     return Expansion(spec=spec, spec_file=spec_file, spec_text=text, cli_set=list(cli_set), base_doc=base,
                      base_hash=base_hash, parameters=params, points=points, file_values=files)
+
+
+def _makeups(spec: SweepSpec, base_sc, spec_file: str, taken: set):
+    """The drawn make-ups of a ``makeup`` design and the store coordinates describing them (the make-up code and
+    the pattern features of :mod:`hpcrail.sweep.makeup`); raises ConfigError for unknown types or rules that
+    admit (almost) nothing."""
+    from hpcrail.sweep.makeup import draw
+
+    mk = spec.makeup
+    if not isinstance(getattr(base_sc, mk.path.split(".")[0], None), list) and mk.path != "consist":
+        raise ConfigError([ConfigIssue(spec_file, "makeup.path", "not a list of the base scenario", mk.path,
+                                       "consist")])
+    try:
+        found = draw(mk, base_sc.vehicle_types, int(spec.samples), spec.seed)
+    except ValueError as exc:
+        raise ConfigError([ConfigIssue(spec_file, "makeup", str(exc))]) from None
+    for name in ("makeup", *FEATURES):
+        if name in taken:
+            raise ConfigError([ConfigIssue(spec_file, "parameters", f"coordinate name {name!r} is the make-up "
+                                           "design's own", name, "another name (parameters.<path>.name)")])
+    legend = ", ".join(f"{MakeupSpec.code_of(g)} = {g.type}" for g in mk.cars) + f", {LOCO} = {mk.locomotives.type}"
+    extra = [Parameter("makeup.code", "makeup", None, None, label=f"train make-up ({legend})", source="makeup")]
+    for f, (label, units, _d) in FEATURES.items():
+        extra.append(Parameter(f"makeup.{f}", f, None, None, label=label, units="" if units == "1" else units,
+                               source="makeup"))
+    return found, extra
 
 
 def describe_point(pt: Point, sc, shared: dict | None = None) -> None:

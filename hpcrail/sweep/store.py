@@ -206,8 +206,8 @@ def _coordinates(exp, layout: Layout) -> dict:
             arr = np.array([np.nan if x is None else float(x) for x in vals], dtype=np.float64)
         else:
             arr = np.array(["" if x is None else str(x) for x in vals], dtype=str)
-        attrs = {"long_name": par.label, "description": f"Swept parameter {par.path} ({par.spec.source}).",
-                 "sweep_path": par.path, "sweep_source": par.spec.source}
+        attrs = {"long_name": par.label, "description": f"Swept parameter {par.path} ({par.source}).",
+                 "sweep_path": par.path, "sweep_source": par.source}
         if par.units:
             attrs["units"] = par.units
         c[par.name] = ("scenario", arr, attrs)
@@ -281,9 +281,10 @@ def study_attrs(exp, layout: Layout) -> dict:
         "second_order": int(spec.second_order),
         "n_scenarios": int(exp.size),
         "batch_size": int(layout.batch_size),
-        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source, "label": p.label,
+        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.source, "label": p.label,
                                    "units": p.units} for p in exp.parameters]),
         "outputs": json.dumps(spec.outputs.model_dump()),
+        "makeup": json.dumps(spec.makeup.model_dump()) if spec.makeup is not None else "",
         "budget": json.dumps(spec.budget.model_dump()),
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,

@@ -22,6 +22,7 @@ from hpcrail.config.base import (
 from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
 from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
+from hpcrail.kinds.ltd.safety_schema import RunningGear, RunningSafety, VehicleGeometry
 
 
 # ------------------------------------------------------------------------------------------------
@@ -172,6 +173,11 @@ class VehicleType(Strict):
     brake: Optional[BrakeEquipment] = None
     traction: Optional[Locomotive] = None
     description: str = ""
+    # quasi-static running safety (kinds/ltd/safety.py): geometry, bogies, endurable compressive force
+    geometry: VehicleGeometry = VehicleGeometry()
+    running_gear: RunningGear = RunningGear()
+    endurable_compressive_force_kN: Optional[float] = Field(None, gt=0, le=10_000, description="endurable "
+                                                            "longitudinal compressive force (EN 15839; hpcrail lcf)")
 
     @model_validator(mode="after")
     def _loco(self):
@@ -216,6 +222,8 @@ class RouteSection(Strict):
     grade_permille: float = Field(0.0, ge=-60, le=60, description="grade, positive uphill in the direction of "
                                   "travel (adhesion railways stay within ±60 ‰)")
     radius_m: float = Field(0.0, ge=-1e6, le=1e6, description="curve radius, 0 = tangent track")
+    cant_mm: float = Field(0.0, ge=0, le=250, description="cant (superelevation of the outer rail) of a curve "
+                           "(running safety: cant deficiency)")
     speed_limit_kmh: Optional[float] = Field(None, gt=0, le=600, description="line speed limit (used by driver "
                                              "models and overspeed checks, not by the dynamics)")
 
@@ -238,6 +246,8 @@ class Route(Strict):
     sections: list[RouteSection] = Field(..., min_length=1, max_length=MAX_TABLE_ROWS)
     start_m: float = Field(0.0, ge=-1e8, le=1e8, description="initial position of the front of the train along "
                            "the route")
+    rail_spacing_m: float = Field(1.5, ge=0.5, le=2.5, description="distance of the rails' contact points (1.5 m "
+                                  "at standard gauge; running safety)")
 
     @model_validator(mode="after")
     def _contiguous(self):
@@ -344,6 +354,7 @@ class Output(Strict):
                                              "metrics "
                                              "(default: the coupler of the largest draft force)")
     energy: bool = Field(True, description="integrate traction, resistance, brake and coupler work")
+    running_safety: RunningSafety = RunningSafety()
 
 
 class Simulation(Strict):
@@ -570,6 +581,9 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
         add(("output", "interval_s"), f"the run would store {why}", sc.output.interval_s,
             f"≥ {sc.simulation.duration_s / min(MAX_SAMPLES, MAX_SERIES_VALUES / n_veh):.3g} s for this duration "
             "and train")
+    from hpcrail.kinds.ltd.safety import safety_issues
+
+    safety_issues(sc, add)
     # noninertial couplers: the bogie centres must lie inside the draft-gear points
     for name, c in ct.items():
         if isinstance(c, NoninertialConnection):

@@ -69,12 +69,14 @@ MIXED_ELEMENTS = (
 )
 STUDY_METRICS = (
     Output("worst_y_over_q", (), "1", "max (Y/Q) 2 m, worst detailed vehicle", "Largest (Y/Q) 2 m mean over "
-           "the detailed vehicles' wheels (EN 14363; limit 0.8 for R >= 250 m).", "metric", missing=_NOMAX),
+           "the detailed vehicles' wheels (EN 14363; limit 0.8 for R >= 250 m).", "metric", missing=_NOMAX,
+           limit=0.8, limit_source="EN 14363 (Y/Q)lim, output.en14363.y_q_limit"),
     Output("worst_wheel_unloading", (), "1", "max dQ/Q 2 m, worst detailed vehicle", "Largest wheel unloading "
-           "over the detailed vehicles (EN 14363; limit 0.6).", "metric", missing=_NOMAX),
+           "over the detailed vehicles (EN 14363; limit 0.6).", "metric", missing=_NOMAX, limit=0.6,
+           limit_source="EN 14363 (dQ/Q)lim, output.en14363.dq_q_limit"),
     Output("worst_sum_y_ratio", (), "1", "max sum Y / limit, worst detailed vehicle", "Largest ratio of the 2 m "
            "mean |sum Y| to the Prud'homme limit over the detailed vehicles' wheelsets.", "metric",
-           missing=_NOMAX),
+           missing=_NOMAX, limit=1.0, limit_source="EN 14363 Prud'homme alpha (10 kN + P0/3)"),
     Output("worst_sum_y", (), "N", "max |sum Y| 2 m, worst detailed vehicle", "Largest 2 m mean |sum Y| over the "
            "detailed vehicles' wheelsets.", "metric", **IN_KN, missing=_NOMAX),
     Output("peak_buff_force_at_detailed", (), "N", "peak buff force at a detailed vehicle", "Largest compressive "

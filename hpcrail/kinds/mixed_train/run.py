@@ -207,13 +207,26 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
     values["peak_buff_force_at_detailed"] = worst("peak_buff_force_at_vehicle")
     if acc[ACC_OFFROUTE] > 0:
         warnings.append("the front of the train ran beyond the end of the route")
+    from hpcrail.results.verdicts import cut_short_warnings
+
+    warnings += [w for w in cut_short_warnings(
+        values, ("time_of_max_draft_force", "time_of_max_buff_force", "time_of_peak_buff_force_at_vehicle"),
+        float(sol.t_reached), {"time_of_max_draft_force": "the peak draft force",
+                               "time_of_max_buff_force": "the peak buff force",
+                               "time_of_peak_buff_force_at_vehicle": "the peak buff force at a detailed vehicle"})
+        if w not in warnings]
+    ens = sc.output.en14363
     attrs = {"detailed_positions": ",".join(str(p) for p in model.positions),
              "in_train_forces": int(sc.simulation.in_train_forces),
              "metrics_title": "running safety under in-train forces (EN 14363) and train metrics",
              "reference_coupler": int(metrics["reference_coupler"])}
+    lim = {"limit": float(ens.y_q_limit)}
     return RunResult(run=RunInfo.from_solution(sol), values=values, time=t, attrs=attrs, warnings=warnings,
                      value_attrs={"max_draft_force": {"time_of_max": float(acc[ACC_T_DRAFT])},
-                                  "max_buff_force": {"time_of_max": float(acc[ACC_T_BUFF])}})
+                                  "max_buff_force": {"time_of_max": float(acc[ACC_T_BUFF])},
+                                  "worst_y_over_q": lim, "max_y_over_q": lim,
+                                  "worst_wheel_unloading": {"limit": float(ens.dq_q_limit)},
+                                  "max_wheel_unloading": {"limit": float(ens.dq_q_limit)}})
 
 
 __all__ = ["run", "solve", "problem", "mixed_result", "detailed_records", "layout_of", "backend_of"]
