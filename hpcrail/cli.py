@@ -29,7 +29,7 @@ _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot"
                                  "hpcrail.commands.lcf",
                                  "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
                                  "hpcrail.commands.contact", "hpcrail.commands.examples",
-                                 "hpcrail.commands.warmup"]
+                                 "hpcrail.commands.warmup", "hpcrail.commands.study"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3
@@ -84,6 +84,22 @@ def config_error_exit(exc: ConfigError) -> None:
     for issue in exc.issues:
         err_console.print(f"  - {issue}", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_CONFIG)
+
+
+def build_error_exit(exc: Exception, scenario) -> None:
+    """An exception other than a configuration problem raised while a validated scenario's model was built
+    or run (an input the validation let through, or a defect): one line naming the scenario and the
+    exception, exit code 3 (:data:`EXIT_FAILED_RUN`), never a traceback — unless ``HPCRAIL_TRACEBACK=1``,
+    which re-raises it (to report a defect)."""
+    if os.environ.get("HPCRAIL_TRACEBACK", "").strip() not in ("", "0"):
+        raise exc
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    err_console.print(f"error: {scenario}: the model could not be built or run: {type(exc).__name__}: {text} "
+                      "(a value the validation let through; set HPCRAIL_TRACEBACK=1 to see where it failed)",
+                      highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(EXIT_FAILED_RUN)
 
 
 def _verdict_cell(v: str) -> str:
@@ -206,44 +222,22 @@ def run_json(ds, out: Path, figures: list) -> dict:
             "figures": [str(p) for p in figures]}
 
 
-@app.command()
-def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML"),
-        output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
-        set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value (repeatable)"),
-        overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
-        plot: bool = typer.Option(False, "--plot", help="also write the run figures (hpcrail plot) to NAME_figures/"),
-        json_: bool = typer.Option(False, "--json", help="print status, statistics and metrics as JSON (no "
-                                   "progress or tables)"),
-        partition: Optional[str] = typer.Option(
-            None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
-            "writes) | auto; same as --set partition.backend=...")):
-    """Run one scenario and write its result dataset to a zarr store."""
+def simulate_to_store(sc, out: Path, *, overwrite: bool = False, quiet: bool = False, say=None, attrs: dict | None = None,
+                      doc=None, source=None):
+    """Run the validated scenario ``sc`` (progress on stderr unless ``quiet``, the compile notice through ``say``),
+    add ``attrs`` to its dataset and write it to the run store ``out``; returns the dataset (None on MPI ranks
+    other than 0).  Exits 2 (the store exists, or is not a run store; a configuration problem found while building
+    the model, located in ``doc`` when given), 3 (another exception while building or running: one line naming
+    ``source``), 4 (the store cannot be written) or 130/143 on SIGINT/SIGTERM, saying what was kept — ``hpcrail
+    run`` and ``hpcrail rerun``."""
     from hpcrail import interrupt
     from hpcrail._numba import compile_notice
     from hpcrail.config import canonical_yaml
-    from hpcrail.kinds import load_scenario
-    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, check_output, write_dataset
+    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, write_dataset
     from hpcrail.simulate import progress_printer, run_scenario
 
-    if partition is not None:
-        set_ = [*set_, f"partition.backend={partition}"]
-    try:
-        sc, _doc = load_scenario(scenario, set_)
-    except ConfigError as exc:
-        config_error_exit(exc)
-    root = _mpi_rank(sc) == 0
-    quiet = quiet or json_ or not root
-    out = output or Path(f"{sc.name}.zarr")
-    if root:   # before simulating: never compute a result that cannot be written
-        try:
-            check_output(out, overwrite)
-        except (StoreExistsError, OutputPathError) as exc:
-            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(EXIT_CONFIG)
     cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
-    say = (lambda text: None) if json_ or not root else (
-        lambda text: err_console.print(text, highlight=False, soft_wrap=True))
+    say = say or (lambda text: None)
 
     def progress(t, t_end, stats):   # also a safe point for Ctrl-C / SIGTERM
         interrupt.check()
@@ -258,8 +252,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
             finally:
                 close()
             interrupt.check()
-            if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
-                return
+            if ds is None:
+                return None
+            ds.attrs.update(attrs or {})
             write_dataset(ds, out, overwrite=overwrite)
         except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
             err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
@@ -270,7 +265,52 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
                 err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
                                   "again to start over", highlight=False, markup=False, soft_wrap=True)
                 raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+            if isinstance(exc, ConfigError):   # found while building the model: located like a validation error
+                from hpcrail.kinds import locate_issues
+
+                config_error_exit(locate_issues(exc, doc) if doc is not None else exc)
+            if isinstance(exc, Exception) and not isinstance(exc, typer.Exit):
+                build_error_exit(exc, source if source is not None else sc.name)
             raise
+    return ds
+
+
+@app.command()
+def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML"),
+        output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
+        set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value (repeatable)"),
+        overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+        plot: bool = typer.Option(False, "--plot", help="also write the run figures (hpcrail plot) to NAME_figures/"),
+        json_: bool = typer.Option(False, "--json", help="print status, statistics and metrics as JSON (no "
+                                   "progress or tables)"),
+        partition: Optional[str] = typer.Option(
+            None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
+            "writes) | auto; same as --set partition.backend=...")):
+    """Run one scenario and write its result dataset to a zarr store."""
+    from hpcrail.kinds import load_scenario
+    from hpcrail.results.store import OutputPathError, StoreExistsError, check_output
+
+    if partition is not None:
+        set_ = [*set_, f"partition.backend={partition}"]
+    try:
+        sc, doc = load_scenario(scenario, set_)
+    except ConfigError as exc:
+        config_error_exit(exc)
+    root = _mpi_rank(sc) == 0
+    quiet = quiet or json_ or not root
+    out = output or Path(f"{sc.name}.zarr")
+    if root:   # before simulating: never compute a result that cannot be written
+        try:
+            check_output(out, overwrite)
+        except (StoreExistsError, OutputPathError) as exc:
+            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_CONFIG)
+    say = (lambda text: None) if json_ or not root else (
+        lambda text: err_console.print(text, highlight=False, soft_wrap=True))
+    ds = simulate_to_store(sc, out, overwrite=overwrite, quiet=quiet, say=say, doc=doc, source=scenario)
+    if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
+        return
     status = str(ds["status"].values)
     figures: list = []
     if plot:
@@ -300,7 +340,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
 def _mpi_rank(sc) -> int:
     """This process's MPI rank for ``partition.backend: mpi`` (0 otherwise); exits with code 2 when
     mpi4py is missing."""
-    if getattr(getattr(sc, "partition", None), "backend", None) != "mpi":
+    from hpcrail.partition.backend import on_mpi
+
+    if not on_mpi(getattr(sc, "partition", None)):
         return 0
     try:
         from hpcrail.partition.mpi import world

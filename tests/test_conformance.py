@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
-from conftest import mixed_grouped
+from helpers.paths import mixed_grouped
 from test_kinds import ROOT, scenario_files
 
 from hpcrail import kinds

@@ -5,7 +5,7 @@ traceback, no hang (30 s per case), nothing accepted.
 
 Run in-process on what the CLI does before any simulation: load and validate the scenario or pair, then fit
 its profiles and check that the wheelset fits the track (``build_profiles``: no contact tables).  The mutation
-machinery and the classification are those of :mod:`fuzz_corpus` (issue 18)."""
+machinery and the classification are those of :mod:`helpers.fuzz_corpus` (issue 18)."""
 from __future__ import annotations
 
 import copy
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from fuzz_corpus import NUMERIC_MUTATIONS, ROOT, Timeout, _alarm, _leaves, _numeric, _parts, _set, issue_problems
+from helpers.fuzz_corpus import NUMERIC_MUTATIONS, ROOT, Timeout, _alarm, _leaves, _numeric, _parts, _set, issue_problems
 
 SEED = 31
 SCENARIOS = ["configs/wheelrail/manchester_R500.yaml", "configs/wheelrail/single_wheelset_R300.yaml",

@@ -200,7 +200,7 @@ def test_in_a_sweep_a_missing_output_is_an_error_naming_kind_and_output(tmp_path
     """A kind whose run misses a declared output: the sweep records the scenario as ``error`` with a
     message naming the kind and the output, never a silent NaN (and the other scenarios go on)."""
     import xarray as xr
-    from sweep_helpers import write_spec
+    from helpers.sweep import write_spec
 
     import hpcrail.kinds.ltd.run as ltd_run
     from hpcrail.sweep.runner import run_sweep

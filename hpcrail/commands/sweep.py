@@ -23,7 +23,9 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
                                                          help="join the dask scheduler described in FILE"),
           cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local | "
-                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml)"),
+                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml) | "
+                                      "mpi (under mpiexec/srun -n N+2: rank 0 scheduler, rank 1 this driver, N "
+                                      "worker ranks; dask-mpi)"),
           jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="slurm: worker jobs kept running"),
           cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
           memory: Optional[str] = typer.Option(None, "--memory", help="slurm: memory per worker job, e.g. 16GB"),
@@ -124,6 +126,13 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
     if c["failed"]:
         console.print(f"failures: {', '.join(f'{k} {v}' for k, v in c['by_status'].items() if k not in ('completed', 'event_stop'))}"
                       f" — see `hpcrail status {res.store}`", highlight=False, soft_wrap=True)
+    from hpcrail.sweep.runlog import cluster_summary
+
+    events = cluster_summary(res.cluster) if res.cluster else ""
+    if events:
+        err_console.print(f"[bold yellow]cluster:[/] {escape(events)}" + (
+            "; every result written is kept (a batch counts as done only once written)" if not res.failed_tasks
+            else ""), highlight=False, soft_wrap=True)
     if res.failed_tasks:
         err_console.print(f"[bold red]{len(res.failed_tasks)} tasks failed after their retries[/]; re-run the same "
                           "command to resume", highlight=False, soft_wrap=True)
@@ -155,9 +164,12 @@ def status_json(store: Path, st: dict, messages: int) -> dict:
 
     c = counts(st)
     a = st["attrs"]
+    from hpcrail.sweep.runlog import read_run_file
+
+    run = read_run_file(store)
     out = {"store": str(store), "sweep_name": a.get("sweep_name", ""), **c, "design": a.get("design"),
            "batch_size": a.get("batch_size"), "created": a.get("created", ""), "last_run": a.get("last_run"),
-           "messages": []}
+           "run": run, "messages": []}
     if c["failed"] and messages > 0:
         bad = st["done"] & ~np.isin(st["status"], SUCCESS)
         try:
@@ -193,7 +205,19 @@ def status(store: Path = typer.Argument(..., help="study store (zarr)"),
     t.add_row("pending", f"{c['pending']}")
     t.add_row("design", f"{a.get('design')} ({a.get('batch_size')} scenarios per batch)")
     t.add_row("created", f"{a.get('created', '')}")
-    t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
+    run = info.get("run")
+    if run is not None:
+        from hpcrail.sweep.runlog import cluster_summary
+
+        state = run.get("state", "?")
+        if state == "running" and run.get("alive") is False:
+            state = "stopped without finishing (driver gone: killed?)"
+        t.add_row("run", f"{state}, started {run.get('started', '?')} on {run.get('host', '?')} (pid "
+                         f"{run.get('pid', '?')})" + (f", {run.get('workers')} workers" if run.get("state") ==
+                                                      "running" and run.get("workers") else ""))
+        t.add_row("cluster", cluster_summary(run) or "no worker lost, no task restarted or retried")
+    else:
+        t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
     console.print(t)
     console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False, soft_wrap=True)
     bad_chunks = corrupt_summary(st)

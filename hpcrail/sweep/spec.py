@@ -51,15 +51,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
 from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
-from hpcrail.config.errors import ConfigValueError
+from hpcrail.config.errors import ConfigValueError, content_summary
 from hpcrail.config.loading import (
     _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, override_issue,
-    parse_override, read_yaml, set_path, validate,
+    parse_override, read_yaml, scenario_folder, set_path, validate,
 )
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
@@ -189,6 +189,10 @@ class SeriesOutput(Strict):
 
     interval_s: float = Field(..., ge=1e-6, description="sampling interval of the kept series")
     variables: list[str] = Field(["coupler_force", "speed"], min_length=1)
+    select: Optional[dict[str, list[int]]] = Field(None, description="keep the series only for the labels FIRST.."
+                                                   "LAST (inclusive) of these dimensions, e.g. {coupler: [120, 128]}: "
+                                                   "a mixed train's in-train forces around its detailed wagon; the "
+                                                   "store's dimension is then <dim>_kept")
 
     @field_validator("variables")
     @classmethod
@@ -196,6 +200,24 @@ class SeriesOutput(Strict):
         if len(set(v)) != len(v):
             raise ValueError("series variables listed twice")
         return v
+
+    @field_validator("select")
+    @classmethod
+    def _ranges(cls, v):
+        for dim, r in (v or {}).items():
+            if len(r) != 2 or not 1 <= r[0] <= r[1] <= 10 ** 7:
+                raise ConfigValueError("a range of labels [FIRST, LAST]", field=dim, value=r,
+                                       allowed="[FIRST, LAST] with 1 <= FIRST <= LAST (labels count from 1)")
+        return v
+
+    @model_serializer(mode="wrap")
+    def _without_empty_select(self, handler):
+        # a spec without a selection dumps as before (the stored `outputs` and the study fingerprints of existing
+        # stores stay valid)
+        d = handler(self)
+        if isinstance(d, dict) and d.get("select") is None:
+            d.pop("select", None)
+        return d
 
 
 class Outputs(Strict):
@@ -305,6 +327,7 @@ class Expansion:
     parameters: list[Parameter]
     points: list[Point]
     file_values: dict                #: component-file label -> loaded tree
+    warnings: list = dataclasses.field(default_factory=list)   #: what the study should know (duplicate levels)
 
     @property
     def size(self) -> int:
@@ -426,9 +449,13 @@ def _levels(ps: ParameterSpec) -> list | None:
 def _coordinate_names(paths: list[str], explicit: list[str | None], reserved: set = RESERVED) -> list[str]:
     """Readable, unique coordinate names: the last path component, extended leftwards until unique
     (``connection_types.autocoupler.slack_mm`` -> ``slack_mm``, or ``autocoupler_slack_mm``) and past
-    the names in ``reserved``."""
+    the names in ``reserved``; a leaf without a unit suffix inside a list entry keeps the list and index
+    (``consist.1.count`` -> ``consist_1_count``, ``detailed.0.position`` -> ``detailed_0_position``)."""
     parts = [p.split(".") for p in paths]
-    k = [1] * len(paths)
+    # a leaf without units inside a list entry names the entry too: consist.1.count -> consist_1_count
+    # (a coordinate called `count` or `position` says nothing of what is counted or placed)
+    k = [3 if len(ps) >= 3 and ps[-2].lstrip("-").isdigit() and parameter_units(p) is None else 1
+         for p, ps in zip(paths, parts)]
 
     def name(i):
         if explicit[i]:
@@ -493,7 +520,7 @@ def overlay_document(base: Document, overrides: dict, spec_file: Path | str = "s
         _copy_along(tree, parts)
         set_path(tree, parts, value)
         origins[tuple(int(p) if p.isdigit() else p for p in parts)] = _display(Path(spec_file))
-    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=dict(base.outside), sources=sources)
+    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside, sources=sources)
 
 
 def _label(value) -> Any:
@@ -681,19 +708,21 @@ def load_spec(path: str | Path | dict) -> tuple[SweepSpec, Document, str]:
     root = read_yaml(path) if tree is None else _fix_numbers(tree)
     doc = Document(tree=root, root_file=_display(path) if tree is None else "<sweep spec>")
     if not isinstance(root, dict):
-        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping", root)])
+        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping",
+                                       content_summary(root), allowed="a YAML mapping with base and parameters")])
     spec = validate(SweepSpec, doc, lambda s, d: _check_spec(s, d, path))
     text = path.read_text() if tree is None else yaml.safe_dump(tree, sort_keys=False)
     return spec, doc, text
 
 
-def _resolve_value(value, where: Path, cache: dict):
+def _resolve_value(value, where: Path, cache: dict, folder: Path | None = None):
     """Component files given as values (``../connections/x.yaml``) are loaded like includes,
-    relative to the directory ``where``."""
+    relative to the directory ``where``; values of files outside ``folder`` (the spec's) are never shown
+    in errors."""
     if isinstance(value, str) and value.lower().endswith((".yaml", ".yml")):
         key = (str(where), value)
         if key not in cache:
-            cache[key] = load_document(where / value).tree
+            cache[key] = load_document(where / value, folder=folder, named_by=repr(value)).tree
         return cache[key]
     return value
 
@@ -724,7 +753,7 @@ def _unknown_path_issue(spec_file: str, where: str, path: str, canon: dict) -> C
 
 
 def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterSpec, levels: list | None,
-                 where: Path, files: dict) -> list[ConfigIssue]:
+                 where: Path, files: dict, folder: Path | None = None) -> list[ConfigIssue]:
     """Values of a parameter that its field refuses whatever the other fields are (type, finiteness,
     range): each is a spec error naming the value, not an ``invalid`` scenario.  Discrete sources
     check every level (component files resolved), distributions their bounds (``uniform``,
@@ -743,7 +772,7 @@ def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterS
     src = ps.source
     if levels is not None:
         checks = [(f"parameters.{path}.{src}" + (f".{i}" if src == "values" else ""), v,
-                   _resolve_value(v, where, files)) for i, v in enumerate(levels)]
+                   _resolve_value(v, where, files, folder)) for i, v in enumerate(levels)]
     elif src in ("uniform", "loguniform"):
         checks = [(f"parameters.{path}.{src}.{i}", v, v) for i, v in enumerate(getattr(ps, src))]
     else:
@@ -790,14 +819,16 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     spec_file, _tree = spec_source(path)
     spec, sdoc, text = load_spec(path)
     files: dict = {}
-    base = load_document(spec_file.parent / spec.base)
+    folder = scenario_folder(spec_file)   # errors never show values of files outside the spec's folder
+    base = load_document(spec_file.parent / spec.base, folder=folder, named_by=f"{sdoc.root_file}: base = "
+                         f"{spec.base!r}")
     base.sources.setdefault(sdoc.root_file, Path(spec_file).resolve())
     issues = []
     for key, value in spec.set.items():
         try:
             parts = key.split(".")
             _copy_along(base.tree, parts)
-            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files))
+            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files, folder))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = sdoc.root_file
         except (KeyError, IndexError) as exc:
             issues.append(override_issue(sdoc.root_file, f"set.{key}={value!r}", exc))
@@ -807,7 +838,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         try:
             parts, value = parse_override(text_)
             _copy_along(base.tree, parts)
-            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files))
+            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files, folder))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "--set"
         except (ValueError, KeyError, IndexError) as exc:
             issues.append(override_issue("--set", text_, exc))
@@ -837,11 +868,19 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         if bad:
             issues.append(ConfigIssue(sdoc.root_file, "outputs.series.variables", f"unknown series of model kind "
                                       f"{kind.name!r}", bad, ", ".join(series)))
+        dims = {d.name: d for d in kind.dims}
+        along = sorted({d for o in kind.outputs if o.role == "series" and o.name in spec.outputs.series.variables
+                        for d in o.dims if d != "time" and dims.get(d) is not None and dims[d].labels == "index"})
+        for dim in spec.outputs.series.select or {}:
+            if dim not in along:
+                issues.append(ConfigIssue(sdoc.root_file, f"outputs.series.select.{dim}", "not a numbered dimension "
+                                          "of the kept series", dim, ", ".join(along) or "none (keep a series along "
+                                          "coupler or vehicle)"))
     if issues:
         raise ConfigError(issues)
     levels = [_levels(ps) for ps in spec.parameters.values()]
     for (path, ps), lv in zip(spec.parameters.items(), levels):
-        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files)
+        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files, folder)
     if spec.outputs.series is not None:
         issues += _series_issues(spec, kind, base_sc, sdoc.root_file)
     if issues:
@@ -863,7 +902,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     points = []
     shared: dict = {}
     for i, vals in enumerate(values):
-        overrides = {p: _resolve_value(v, spec_file.parent, files) for p, v in zip(paths, vals)}
+        overrides = {p: _resolve_value(v, spec_file.parent, files, folder) for p, v in zip(paths, vals)}
         if makeups is not None:
             overrides[spec.makeup.path] = makeups[i].entries
         pt = Point(index=i, values=tuple(_label(v) for v in vals), overrides=overrides, id="")
@@ -882,7 +921,52 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             pt.id = "x" + hashlib.sha256(blob.encode()).hexdigest()[:15]
         points.append(pt)
     return Expansion(spec=spec, spec_file=spec_file, spec_text=text, cli_set=list(cli_set), base_doc=base,
-                     base_hash=base_hash, parameters=params, points=points, file_values=files)
+                     base_hash=base_hash, parameters=params, points=points, file_values=files,
+                     warnings=duplicate_warnings(spec, sdoc.root_file, levels, points))
+
+
+def _level_key(v) -> str:
+    """Equal levels have equal keys (``10`` and ``10.0`` set a field to the same value)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return repr(float(v))
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def duplicate_warnings(spec: SweepSpec, spec_file: str, levels: list, points: list) -> list[str]:
+    """Warnings about scenarios a ``grid``/``zip`` study runs more than once: a level of a grid given twice
+    (``values: [10, 20, 10]``, a ``linspace`` whose rounded values repeat), a row of a zip given twice, and
+    scenarios with the same id (the same canonical scenario from different levels, e.g. an integrator and
+    its alias).  Sampled designs repeat discrete levels by construction and get none."""
+    if spec.design not in ("grid", "zip"):
+        return []
+    out = []
+    if spec.design == "grid":
+        for (path, _ps), lv in zip(spec.parameters.items(), levels):
+            if lv is None:
+                continue
+            seen: dict = {}
+            for v in lv:
+                seen.setdefault(_level_key(v), []).append(v)
+            dup = [vs[0] for vs in seen.values() if len(vs) > 1]
+            if dup:
+                shown = ", ".join(repr(_label(v)) for v in dup[:5]) + (" …" if len(dup) > 5 else "")
+                out.append(f"{spec_file}: parameters.{path}: level{'s' if len(dup) > 1 else ''} {shown} given more "
+                           "than once: the grid runs the same scenarios again (remove the repeated levels)")
+    else:
+        rows: dict = {}
+        for i, row in enumerate(zip(*levels)):
+            rows.setdefault(tuple(_level_key(v) for v in row), []).append(i)
+        dup = [ix for ix in rows.values() if len(ix) > 1]
+        if dup:
+            shown = "; ".join(" = ".join(str(i) for i in ix) for ix in dup[:5]) + (" …" if len(dup) > 5 else "")
+            out.append(f"{spec_file}: parameters: zip rows given more than once (rows {shown}, counted from 0): "
+                       "the zip runs the same scenarios again (remove the repeated rows)")
+    ids = [p.id for p in points if p.error is None]
+    n_dup = len(ids) - len(set(ids))
+    if n_dup and not out:
+        out.append(f"{spec_file}: {n_dup} of the {len(points)} scenarios are the same scenario as another one (the "
+                   "same scenario id after validation): they are run again")
+    return out
 
 
 def _makeups(spec: SweepSpec, base_sc, spec_file: str, taken: set):

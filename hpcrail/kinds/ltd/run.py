@@ -49,7 +49,9 @@ def run(sc, *, progress=None, t_out=None) -> RunResult | None:
     model, prob = ltd_problem(sc)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
                     **sc.integrator.kwargs())
-    return _finish(sc, ltd_result(sc, model, sol), t_req)
+    res = ltd_result(sc, model, sol)
+    res.attrs["partition_state"] = "serial"
+    return _finish(sc, res, t_req)
 
 
 def _finish(sc, res, t_req):
@@ -70,7 +72,9 @@ def prepare(sc, t_out=None):
 def finish(sc, state, sol) -> RunResult:
     """Batch hook: the outputs of a scenario integrated by the batch kernel."""
     model, t_req = state
-    return _finish(sc, ltd_result(sc, model, sol), t_req)
+    res = ltd_result(sc, model, sol)
+    res.attrs["partition_state"] = "serial"
+    return _finish(sc, res, t_req)
 
 
 def eligible(sc) -> bool:

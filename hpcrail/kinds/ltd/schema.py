@@ -426,9 +426,11 @@ class PartitionSpec(Strict):
     threads: Optional[int] = Field(None, ge=1, le=4096, description="numba threads for backend threads (default: "
                                    "all)")
     state: Literal["auto", "distributed", "shared"] = Field(
-        "auto", description="threads backend: distributed: every thread integrates its own blocks' states "
-        "(methods rk4, bdf, bdf2, ndf; RK4 gives the monolithic result bitwise); shared: one serial integrator "
-        "drives the parallel right-hand side (every method); auto: distributed where the method supports it")
+        "auto", description="threads and mpi backends: distributed: every worker integrates its own blocks' "
+        "states (every method that runs on blocks, `hpcrail integrators`; RK4 gives the monolithic result "
+        "bitwise, adaptive methods a second solution within their tolerance: see docs/hpc.md for the measured "
+        "difference); shared: one integrator drives the parallel right-hand side (every method); auto: "
+        "distributed where the method runs on blocks")
     auto_min_vehicles: int = Field(20_000, ge=2, le=1_000_000_000, description="break-even train length of backend "
                                    "auto "
                                    "(measured: benchmarks/partition.py, docs/performance.md)")
@@ -563,11 +565,11 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
                 f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
                 f"off or auto with connection kinds {', '.join(partitionable_laws())}")
     if sc.partition.state == "distributed":
-        from hpcrail.integrators.spmd import SPMD_METHODS, supports
+        from hpcrail.config.integrator import block_methods, method_spec
 
-        if not supports(sc.integrator.method):
-            add(("partition", "state"), f"integrator {sc.integrator.method!r} has no distributed-state kernel",
-                sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(SPMD_METHODS)}")
+        if not method_spec(sc.integrator.method).blocks:
+            add(("partition", "state"), f"integrator {sc.integrator.method!r} does not run on blocks (distributed "
+                "state)", sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(block_methods())}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s,

@@ -1,7 +1,9 @@
 """Declared outputs of the ``mixed_train`` kind.
 
 * The consist (every accepted step, the LTD observer over the whole train): the benchmark metrics and the
-  per-coupler envelopes of the ``ltd`` kind (Bosso et al. 2024 Tables 1-2), dimension ``coupler``.
+  per-coupler envelopes of the ``ltd`` kind (Bosso et al. 2024 Tables 1-2), dimension ``coupler``; at the
+  samples, the in-train force and deflection of every coupler (the ``ltd`` kind's series, from the same states
+  and draft-gear laws: the forces next to a detailed vehicle are the ones its car body feels).
 * Each detailed vehicle (dimension ``detailed_vehicle``, labelled by its consist position): every output of
   the ``railway_vehicle`` kind (series on the fine grid ``output.interval_s``, EN 14363 running safety: Y/Q
   per wheel, ΔQ/Q, ΣY per wheelset against the Prud'homme limit, each maximum with its wheel, track
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from hpcrail.kinds.ltd.outputs import COUPLER, COUPLER_ENVELOPES, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE_KIND_ATTRS
+from hpcrail.kinds.ltd.outputs import (COUPLER, COUPLER_ENVELOPES, LTD_OUTPUTS, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS,
+                                       VEHICLE_KIND_ATTRS)
 from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS
 from hpcrail.kinds.railway_vehicle.outputs import shape as rv_shape
 from hpcrail.results.outputs import Dim, Output, Shape, with_dim
@@ -49,6 +52,9 @@ MIXED_SERIES = (
     Output("coupler_lateral_force", _DS, "N", "coupler lateral force on the car body", "Sum of the lateral "
            "components of both coupler forces on the car body in its track frame (+ left).", "series", **IN_KN),
 )
+#: the consist's series (every coupler and vehicle, the LTD kind's declarations): a sweep keeps them for a chosen
+#: range of couplers or vehicles (``outputs.series.select``)
+CONSIST_SERIES = tuple(o for o in LTD_OUTPUTS if o.name in ("coupler_force", "coupler_deflection"))
 MIXED_ELEMENTS = (
     Output("peak_buff_force_at_vehicle", ("detailed_vehicle",), "N", "peak buff force at the vehicle",
            "Largest compressive force magnitude of the detailed vehicle's two couplers over the samples.",
@@ -87,10 +93,11 @@ STUDY_METRICS = (
 #: study metrics above are the scalars a sweep report plots)
 PER_VEHICLE = tuple(dataclasses.replace(o, role="element") if o.role == "metric" else o
                     for o in with_dim(RAILWAY_VEHICLE_OUTPUTS, "detailed_vehicle"))
-MIXED_TRAIN_OUTPUTS = (MIXED_SERIES + MIXED_ELEMENTS + STUDY_METRICS + TRAIN_METRICS + TRAIN_SCALARS
+MIXED_TRAIN_OUTPUTS = (MIXED_SERIES + CONSIST_SERIES + MIXED_ELEMENTS + STUDY_METRICS + TRAIN_METRICS + TRAIN_SCALARS
                        + COUPLER_ENVELOPES + PER_VEHICLE)
 #: the per-detailed-vehicle series (sliced with the run's time grid)
 SERIES_NAMES = tuple(o.name for o in MIXED_TRAIN_OUTPUTS if o.role == "series")
+CONSIST_NAMES = tuple(o.name for o in CONSIST_SERIES)
 #: what ``hpcrail run`` prints: the running-safety table under in-train forces, then the train metrics
 SUMMARY = ("max_y_over_q", "max_y_over_q_wheel", "in_train_force_at_max_y_over_q", "y_over_q_ratio",
            "max_wheel_unloading", "max_wheel_unloading_wheel", "in_train_force_at_max_wheel_unloading",
@@ -125,4 +132,4 @@ def shape(sc) -> Shape:
             **rv.coords,
         })
 
-__all__ = ["VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "SUMMARY", "shape", "COUPLER"]
+__all__ = ["VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "CONSIST_NAMES", "SUMMARY", "shape", "COUPLER"]

@@ -172,9 +172,7 @@ def contact_tables(cfg: ProfilePairConfig, doc=None, cache_dir: Path | None = No
     d = (cache_dir or cache_root()) / key
     names = ["lut", "kec"] + ([] if ps.symmetric else ["kec_right"])
     if use_cache and not rebuild and all((d / f"{n}.zarr").exists() for n in names):
-        lut = read_zarr(d / "lut.zarr")
-        kec = read_zarr(d / "kec.zarr")
-        kec_r = None if ps.symmetric else read_zarr(d / "kec_right.zarr")
+        lut, kec, kec_r = _loaded_tables(d, names)
         secs = json.loads(lut.attrs.get("build_cpu_seconds", "{}"))
         return ContactTables(cfg, ps, lut, kec, kec_r, key, secs)
     solver = ps.solver()
@@ -211,7 +209,33 @@ def write_zarr(ds: xr.Dataset, path: Path) -> None:
 
 
 def read_zarr(path: Path) -> xr.Dataset:
-    return xr.open_zarr(path, consolidated=True).load()
+    """A stored table read into memory as numpy arrays (``chunks=None``: no dask collection is built, so a
+    call inside a dask task — a sweep worker — never schedules the read as cluster tasks, nor ships zarr
+    objects between workers; issue 30)."""
+    with xr.open_dataset(path, engine="zarr", chunks=None, consolidated=True) as ds:
+        return ds.load()
+
+
+#: tables read in this process (a sweep worker reads each profile pair once): directory -> (mtime key, lut, kec)
+_LOADED: dict = {}
+_LOADED_MAX = 8
+
+
+def _loaded_tables(d: Path, names: list[str]) -> tuple[xr.Dataset, xr.Dataset, xr.Dataset | None]:
+    """The LUT, KEC and (asymmetric pair, ``names`` with ``kec_right``) right-wheel KEC of cache directory ``d``,
+    read once per process (kept while their files are unchanged; at most :data:`_LOADED_MAX` pairs).  Callers
+    must not modify the returned datasets."""
+    stamp = tuple((d / f"{n}.zarr" / ".zmetadata").stat().st_mtime_ns
+                  if (d / f"{n}.zarr" / ".zmetadata").exists() else 0 for n in names)
+    hit = _LOADED.get(str(d))
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    tabs = tuple(read_zarr(d / f"{n}.zarr") for n in names)
+    tabs = tabs + (None,) * (3 - len(tabs))
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[str(d)] = (stamp, tabs)
+    return tabs
 
 
 def save_tables(tables: ContactTables, out: Path) -> list[Path]:

@@ -7,7 +7,7 @@ import numpy as np
 import xarray as xr
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "configs" / "trains" / "demo.yaml"
 
 #: variables that legitimately differ between two runs of the same scenarios
@@ -36,6 +36,14 @@ def assert_same_results(a: Path, b: Path) -> None:
     da, db = load_results(a), load_results(b)
     xr.testing.assert_identical(da, db)
     assert np.asarray(da.done.values).all()
+
+
+def cli_app():
+    """The hpcrail typer app with every command registered (for ``typer.testing.CliRunner``)."""
+    from hpcrail import cli
+
+    cli._load_command_modules()
+    return cli.app
 
 
 def catches(pid: int, sig: int) -> bool:
