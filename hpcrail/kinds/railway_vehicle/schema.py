@@ -226,10 +226,10 @@ class Initial(Strict):
 
 class Simulation(Strict):
     duration_s: float = Field(..., gt=0, le=MAX_DURATION_S)
-    speed_mps: float = Field(..., gt=0, le=150.0, description="forward speed V (constant with longitudinal: "
-                             "prescribed; 150 m/s = 540 km/h)")
-    start_m: float = Field(0.0, ge=0.0, le=1e6, description="arc length of the leading wheelset at t = 0 (on the "
-                           "track: 0 to its length)")
+    speed_mps: float = Field(..., gt=0, le=200.0, description="forward speed V (constant with longitudinal: "
+                             "prescribed; 200 m/s = 720 km/h, above a mixed train's 600 km/h)")
+    start_m: float = Field(0.0, ge=-1e6, le=1e6, description="arc length of the leading wheelset at t = 0 (on "
+                           "the track: 0 to its length, checked with the track)")
     longitudinal: Literal["prescribed", "free"] = Field(
         "prescribed", description="prescribed: constant forward speed (holonomic constraint); free: the forward "
         "motion is a degree of freedom driven by axle torques and contact forces")
@@ -257,8 +257,8 @@ class EN14363(Strict):
 
 
 class Output(Strict):
-    interval_s: float = Field(0.005, ge=1e-5, le=10.0, description="sampling interval of the series")
-    steady_window_m: float = Field(20.0, ge=0.1, le=1e5, description="steady-curving values: mean over the last "
+    interval_s: float = Field(0.005, ge=1e-6, le=10.0, description="sampling interval of the series")
+    steady_window_m: float = Field(20.0, gt=0, le=1e5, description="steady-curving values: mean over the last "
                                    "this many metres run with the whole vehicle inside the last circular curve")
     en14363: EN14363 = EN14363()
 
