@@ -107,6 +107,8 @@ class Document:
     origins: dict = dataclasses.field(default_factory=dict)  # loc tuple -> file name
     #: displayed name of every file read from outside the scenario's folder -> where it was included
     outside: dict = dataclasses.field(default_factory=dict)
+    #: displayed name of every file read (the root and each component) -> its absolute path
+    sources: dict = dataclasses.field(default_factory=dict)
 
     def file_for(self, loc: Iterable) -> str:
         """The file holding the value at ``loc`` (longest matching prefix)."""
@@ -116,6 +118,11 @@ class Document:
             if f is not None:
                 return f
         return self.root_file
+
+    def path_for(self, loc: Iterable) -> Path | None:
+        """Absolute path of the file holding the value at ``loc`` (None for ``--set`` values and documents
+        not read from a file): data files named there are resolved against its folder."""
+        return self.sources.get(self.file_for(loc))
 
 
 def _display(path: Path) -> str:
@@ -324,6 +331,7 @@ def load_document(path: str | Path, folder: str | Path | None = None, named_by: 
                                           allowed="a component file that does not include itself"))
                 return None
             doc.origins[loc] = _display(p)
+            doc.sources[_display(p)] = p
             note_outside(p, here, loc, node)
             try:
                 sub = read_yaml(p)
@@ -337,6 +345,7 @@ def load_document(path: str | Path, folder: str | Path | None = None, named_by: 
     if not isinstance(root, dict):
         raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a configuration must be a mapping",
                                        content_summary(root), allowed="a YAML mapping of the scenario's blocks")])
+    doc.sources[doc.root_file] = path.resolve()
     doc.tree = resolve(root, path.resolve(), (), (path.resolve(),))
     if issues:
         raise ConfigError(issues)
@@ -744,21 +753,29 @@ def finish_issues(doc: Document, issues: list[ConfigIssue], model_cls: type[Base
 
 def validate(model_cls: type[BaseModel], doc: Document, checks=None):
     """Validate ``doc.tree`` against ``model_cls``; then run ``checks(model) -> list[ConfigIssue]``
-    (cross-field rules).  Raises :class:`ConfigError` with every issue found."""
+    (cross-field rules).  Data files named by the document are resolved and hashed first
+    (:func:`hpcrail.config.files.resolve_data_files`).  Raises :class:`ConfigError` with every issue found."""
+    from hpcrail.config.files import resolve_data_files
+
+    file_issues = resolve_data_files(model_cls, doc, field_at)
     try:
         model = model_cls.model_validate(doc.tree)
     except ValidationError as exc:
-        raise ConfigError(_guard_outside(doc, pydantic_issues(doc, exc, model_cls))) from None
+        raise ConfigError(_guard_outside(doc, file_issues + pydantic_issues(doc, exc, model_cls))) from None
     if checks is not None:
         issues = checks(model, doc)
-        if issues:
-            raise ConfigError(finish_issues(doc, issues, model_cls))
+        if issues or file_issues:
+            raise ConfigError(_guard_outside(doc, file_issues) + finish_issues(doc, issues, model_cls))
+    if file_issues:
+        raise ConfigError(_guard_outside(doc, file_issues))
     return model
 
 
-def canonical_dict(model: BaseModel) -> dict:
-    """Full JSON-compatible dump (defaults included) used for hashing and provenance."""
-    return json.loads(model.model_dump_json())
+def canonical_dict(model: BaseModel, *, hash_files: bool = False) -> dict:
+    """Full JSON-compatible dump (defaults included) used for hashing and provenance.  Data files
+    (:mod:`hpcrail.config.files`) appear as their absolute paths, or with ``hash_files`` as
+    ``sha256:<digest of their contents>`` (the form :func:`config_hash` hashes)."""
+    return json.loads(model.model_dump_json(context={"hash_files": True} if hash_files else None))
 
 
 def canonical_yaml(model: BaseModel) -> str:
@@ -767,8 +784,9 @@ def canonical_yaml(model: BaseModel) -> str:
 
 
 def config_hash(model_or_dict) -> str:
-    """SHA-256 (hex, 16 chars) of the canonical JSON of a validated config."""
-    d = canonical_dict(model_or_dict) if isinstance(model_or_dict, BaseModel) else model_or_dict
+    """SHA-256 (hex, 16 chars) of the canonical JSON of a validated config; the contents of the data files it
+    names enter by their digests (an edited profile is another scenario, a moved checkout is not)."""
+    d = canonical_dict(model_or_dict, hash_files=True) if isinstance(model_or_dict, BaseModel) else model_or_dict
     blob = json.dumps(d, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -513,12 +513,14 @@ def overlay_document(base: Document, overrides: dict, spec_file: Path | str = "s
     untouched part of the base tree.  Raises ``KeyError``/``IndexError`` for impossible paths."""
     tree = dict(base.tree)
     origins = dict(base.origins)
+    sources = dict(base.sources)   # data files named by a value of the spec resolve against the spec
+    sources.setdefault(_display(Path(spec_file)), Path(spec_file).resolve())
     for path, value in overrides.items():
         parts = path.split(".")
         _copy_along(tree, parts)
         set_path(tree, parts, value)
         origins[tuple(int(p) if p.isdigit() else p for p in parts)] = _display(Path(spec_file))
-    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside)
+    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside, sources=sources)
 
 
 def _label(value) -> Any:
@@ -820,6 +822,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     folder = scenario_folder(spec_file)   # errors never show values of files outside the spec's folder
     base = load_document(spec_file.parent / spec.base, folder=folder, named_by=f"{sdoc.root_file}: base = "
                          f"{spec.base!r}")
+    base.sources.setdefault(sdoc.root_file, Path(spec_file).resolve())
     issues = []
     for key, value in spec.set.items():
         try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from hpcrail.config.base import MAX_VEHICLES, Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
@@ -30,6 +30,7 @@ from hpcrail.kinds.ltd.schema import (
 from hpcrail.kinds.railway_vehicle.schema import (
     EN14363, Contact, Output as RVOutput, RailwayVehicleScenario, Simulation as RVSimulation, Track, Vehicle,
 )
+from hpcrail.models.wheelrail.config import check_profile_pair
 
 KMH = 1.0 / 3.6
 #: spirals of the track become this many constant-curvature route sections (curving resistance only)
@@ -249,7 +250,15 @@ def detailed_vehicle_issues(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
                                    "a detailed vehicle needs at least one body of a wheelset type",
                                    [b.name for b in dv.vehicle.bodies], "bodies whose type has kind: wheelset"))
             continue
-        for i in check_railway_vehicle(moving.vehicle_scenario(d, 0.0), view):
+        try:
+            alone = moving.vehicle_scenario(d, 0.0)
+        except ValidationError as exc:   # a derived value outside the vehicle kind's ranges
+            out += [ConfigIssue(doc.file_for(("detailed", d)), f"detailed.{d}", "the detailed vehicle alone (the "
+                                "railway_vehicle kind) refuses a value derived from the train: "
+                                + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()),
+                                dv.position, "values inside the railway_vehicle kind's ranges (docs/configuration.md)")]
+            continue
+        for i in check_railway_vehicle(alone, view):
             head = i.path.split(".", 1)[0]
             if head in ("vehicle", "contact"):
                 i.path = f"detailed.{d}.{i.path}"
@@ -279,6 +288,7 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
         if t is not None and t.kind != "wagon":
             add(loc + ("position",), f"position {dv.position} is a locomotive ({base[dv.position - 1]!r}); detailed "
                 "vehicles replace wagons", dv.position, "the number of a wagon")
+        issues += check_profile_pair(dv.contact.profiles, doc, loc + ("contact", "profiles"))
         v = dv.vehicle
         names = ([b.name for b in v.bodies], v.wheelset_names())
         if ref is None:

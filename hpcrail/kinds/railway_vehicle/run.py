@@ -116,6 +116,7 @@ def railway_vehicle_result(sc, model, sol, D=None) -> RunResult:
         "rolling_radius": wheel[:, :, B.DW_R].copy(),
         "flange_contact": np.where(np.isfinite(wheel[:, :, B.DW_FLANGE]), wheel[:, :, B.DW_FLANGE], 0).astype(np.int8),
         "flange_indentation": wheel[:, :, B.DW_DELTA].copy(),
+        "wear_number": wheel[:, :, B.DW_TGAMMA].copy(),
         "sum_y": wsd[:, :, B.DWS_SUMY].copy(),
         "fixed_point_iterations": wsd[:, :, B.DWS_ITER].copy(),
     }
@@ -159,6 +160,9 @@ def railway_vehicle_result(sc, model, sol, D=None) -> RunResult:
     values["max_wheel_unloading_wheel"] = wheels[exu.index] if exu.index >= 0 else ""
     values["max_wheel_unloading_position"] = exu.position
     values["max_wheel_unloading_time"] = exu.time
+    tg = values["wear_number"][:n_ok]
+    values["mean_wear_number"] = tg.mean(axis=0) if tg.shape[0] else np.full(nwh, np.nan)
+    values["max_mean_wear_number"] = float(np.max(values["mean_wear_number"])) if tg.shape[0] else float("nan")
     Qs = values["wheel_load"][:n_ok]
     values["max_wheel_load"] = float(np.max(Qs)) if Qs.size else float("nan")
     values["min_wheel_load"] = float(np.min(Qs)) if Qs.size else float("nan")
