@@ -23,6 +23,35 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="hpcrail: railway train dynamics at HPC scale (LTD kernels, sweeps on dask, zarr results).")
 console = Console(stderr=False)
 err_console = Console(stderr=True)
+#: file formats of written figures (``--format``)
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def _plain_flags_in_help() -> None:
+    """Help without a type after plain flags (typer >= 0.20 prints ``<bool>`` after ``--plot``, which takes no
+    value) and ``<TEXT>...`` for repeatable options instead of ``<list[str]>``.  Changes only what the help
+    shows; typer versions without these methods are left alone."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:   # pragma: no cover - another typer layout
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_hpcrail", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False) and self.metavar is None:
+            return ""
+        text = original(self, ctx)
+        if getattr(self, "multiple", False) and isinstance(text, str) and text.startswith("<list["):
+            text = "<" + text[6:-2] + ">..."
+        return text
+
+    display_type_rich._hpcrail = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_plain_flags_in_help()
 
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
@@ -90,15 +119,54 @@ def print_metrics(ds) -> None:
     from hpcrail import kinds
     from hpcrail.results.outputs import summary_rows
 
+    from hpcrail.results.units import pretty_units
+
     kind = kinds.get(ds.attrs.get("model", kinds.DEFAULT_KIND))
     table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {kind.summary_title}")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("unit")
-    table.add_column("meaning", overflow="fold")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("unit", no_wrap=True)
+    table.add_column("meaning", no_wrap=True, overflow="ellipsis")   # one line per metric at any width
     for name, val, unit, label in summary_rows(kind.outputs, ds, kind.summary):
-        table.add_row(name, val, unit, label)
+        table.add_row(name, val, pretty_units(unit), label)
     console.print(table)
+
+
+def check_figure_format(fmt: str) -> None:
+    """Exit 2 naming the allowed formats unless ``fmt`` is one of :data:`FIGURE_FORMATS`."""
+    if fmt.lower() not in FIGURE_FORMATS:
+        err_console.print(f"[bold red]error:[/] --format {fmt!r} not supported; allowed: {', '.join(FIGURE_FORMATS)}",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+
+
+class figure_notes:
+    """Print each :class:`~hpcrail.results.plotting.FigureNote` warning raised while drawing as one ``note:``
+    line on stderr (what a figure left out and how to get it)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._ctx = warnings.catch_warnings(record=True)
+        self._caught = self._ctx.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc):
+        import warnings
+
+        from hpcrail.results.plotting import FigureNote
+
+        self._ctx.__exit__(*exc)
+        seen = set()
+        for w in self._caught:
+            text = str(w.message)
+            if not issubclass(w.category, FigureNote):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            elif text not in seen:
+                seen.add(text)
+                err_console.print(f"note: {text}", highlight=False, markup=False, soft_wrap=True)
+        return False
 
 
 def status_line(ds) -> str:
@@ -138,6 +206,10 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
         plot: bool = typer.Option(False, "--plot", help="also write the run figures (hpcrail plot) to NAME_figures/"),
+        fig_format: str = typer.Option("png", "--format", metavar="png|pdf|svg",
+                                       help="--plot: file format of the figures"),
+        dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="--plot: resolution of raster "
+                                            "figures [dots per inch] (default 120)"),
         json_: bool = typer.Option(False, "--json", help="print status, statistics and metrics as JSON (no "
                                    "progress or tables)"),
         partition: Optional[str] = typer.Option(
@@ -153,6 +225,7 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]
+    check_figure_format(fig_format)
     try:
         sc, _doc = load_scenario(scenario, set_)
     except ConfigError as exc:
@@ -202,7 +275,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         from hpcrail.analysis.figures import run_figures
 
         try:
-            figures = run_figures(ds, out.with_name(out.name.removesuffix(".zarr") + "_figures"))
+            with figure_notes():
+                figures = run_figures(ds, out.with_name(out.name.removesuffix(".zarr") + "_figures"),
+                                      format=fig_format, dpi=dpi)
         except ValueError as exc:
             err_console.print(f"[yellow]warning:[/] no figures: {exc}", highlight=False, soft_wrap=True)
     if json_:
@@ -238,7 +313,8 @@ def _mpi_rank(sc) -> int:
 @app.command()
 def validate(scenario: Path = typer.Argument(..., help="scenario YAML"),
              set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value"),
-             show: bool = typer.Option(False, "--show", help="print the canonical (fully resolved) config")):
+             show: bool = typer.Option(False, "--show", help="print the canonical (fully resolved) config on "
+                                       "stdout (the 'valid' line goes to stderr: --show > resolved.yaml)")):
     """Check a scenario file; print its canonical form and hash."""
     from hpcrail.config import canonical_yaml, config_hash
     from hpcrail.kinds import load_scenario
@@ -247,12 +323,13 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML"),
         sc, _doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
-    if show:
-        console.print(canonical_yaml(sc), markup=False, highlight=False)
+    if show:   # the YAML alone on stdout (``validate --show > resolved.yaml`` loads again)
+        typer.echo(canonical_yaml(sc), nl=False)
     n = len(sc.vehicle_type_names()) if hasattr(sc, "vehicle_type_names") else None
     extra = f", {n} vehicles" if n else ""
-    console.print(f"{scenario}: valid ({getattr(sc, 'model', 'ltd')} scenario {sc.name!r}{extra}, "
-                  f"hash {config_hash(sc)})", highlight=False)
+    (err_console if show else console).print(f"{scenario}: valid ({getattr(sc, 'model', 'ltd')} scenario "
+                                             f"{sc.name!r}{extra}, hash {config_hash(sc)})", highlight=False,
+                                             markup=False, soft_wrap=True)
 
 
 @app.command()

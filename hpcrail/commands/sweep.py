@@ -22,7 +22,8 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           scheduler: Optional[str] = typer.Option(None, "--scheduler", help="join the dask scheduler at ADDRESS"),
           scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
                                                          help="join the dask scheduler described in FILE"),
-          cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local | "
+          cluster: str = typer.Option("local", "--cluster", metavar="local|slurm",
+                                      help="cluster to start when none is joined: local | "
                                       "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml)"),
           jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="slurm: worker jobs kept running"),
           cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
@@ -218,7 +219,10 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
                                                  "(default: STORE_report/)"),
            metric: List[str] = typer.Option([], "--metric", help="only these metrics (repeatable)"),
            json_: bool = typer.Option(False, "--json", help="print the summary, Sobol' indices and figure "
-                                      "paths as JSON")):
+                                      "paths as JSON"),
+           fig_format: str = typer.Option("png", "--format", metavar="png|pdf|svg", help="file format of the figures"),
+           dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="resolution of raster figures "
+                                               "[dots per inch] (default 120)")):
     """The study as figures and tables: the summary of every metric, each metric against the swept
     parameters (lines per level of a second parameter, or heatmaps, for grids), where the extremes occur,
     the envelopes along the train, Sobol' indices (design saltelli) and the failure map.  On a run store:
@@ -227,10 +231,11 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
 
     import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
     from hpcrail.analysis.report import write_report
-    from hpcrail.cli import print_json
+    from hpcrail.cli import check_figure_format, print_json
 
     from hpcrail.sweep.store import corrupt_summary
 
+    check_figure_format(fig_format)
     if not store.exists():
         err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
@@ -244,7 +249,7 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     if "scenario" not in ds.dims:      # a single run: its metrics and its kind's run figures
         from hpcrail.commands.plot import write_run_figures
 
-        files = write_run_figures(ds, out)
+        files = write_run_figures(ds, out, format=fig_format, dpi=dpi)
         summ = ds.hpcrail.summary()
         if json_:
             print_json({"store": str(store), "kind": "run", "metrics": summ.reset_index().to_dict("records"),
@@ -279,7 +284,10 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     from hpcrail.sweep.store import counts
 
     c = counts(st)
-    rep = write_report(ds, out, metric or None)
+    from hpcrail.cli import figure_notes
+
+    with figure_notes():
+        rep = write_report(ds, out, metric or None, format=fig_format, dpi=dpi)
     if json_:
         sob = None
         if rep.sobol is not None:

@@ -85,6 +85,11 @@ class Output:
     says whether the output exists for a scenario (None: always) and ``when_text`` says it in words.
     ``missing`` says where NaN values are legitimate (e.g. "NaN for bodies without a pitch degree of
     freedom"); an output with an empty ``missing`` must be finite everywhere in a completed run.
+    ``limit``: the limit the quantity is judged against — a number in ``units``, or the name of the output
+    holding each element's limit (e.g. ``sum_y_limit``) — and ``limit_text`` where it comes from (e.g.
+    "EN 14363, R ≥ 250 m"); ``limit_config``: the dotted path of the scenario field that sets the limit
+    when it is configurable (``limit`` is then its default).  Figures draw and label it (dataset attributes
+    ``limit``, ``limit_source``, ``limit_config``).
     """
 
     name: str
@@ -99,6 +104,9 @@ class Output:
     when: Callable[[Any], bool] | None = dataclasses.field(default=None, compare=False)
     when_text: str = ""
     missing: str = ""
+    limit: float | str | None = None
+    limit_text: str = ""
+    limit_config: str = ""
 
     def __post_init__(self):
         where = f"output {self.name!r}"
@@ -142,6 +150,15 @@ class Output:
             raise ValueError(f"{where}: when must be a callable scenario -> bool or None")
         if self.when is not None and not self.when_text:
             raise ValueError(f"{where}: a conditional output needs when_text (the condition in words)")
+        if self.limit is not None:
+            if isinstance(self.limit, str):
+                if not self.limit.isidentifier():
+                    raise ValueError(f"{where}: limit {self.limit!r} must be a number or an output's name")
+            elif isinstance(self.limit, bool) or not (isinstance(self.limit, (int, float))
+                                                       and math.isfinite(self.limit)):
+                raise ValueError(f"{where}: limit must be a finite number or an output's name")
+            if not self.limit_text:
+                raise ValueError(f"{where}: a limit needs limit_text (where the limit comes from)")
 
     # ------------------------------------------------------------------------------------------
     def applies(self, scenario) -> bool:
@@ -160,6 +177,11 @@ class Output:
             a["valid_when"] = self.when_text
         if self.missing:
             a["nan_means"] = self.missing
+        if self.limit is not None:
+            a["limit"] = self.limit if isinstance(self.limit, str) else float(self.limit)
+            a["limit_source"] = self.limit_text
+            if self.limit_config:
+                a["limit_config"] = self.limit_config
         return a
 
     def with_dim(self, dim: str, *, prefix: str = "", label: str = "") -> "Output":

@@ -23,6 +23,13 @@ def _has_friction_results(ds) -> bool:
 
 _FIG = "hpcrail.kinds.ltd.figures"
 #: run figures of the train kinds (the planar train reuses the first three)
+#: the sweep-report figures of the train kinds (ltd, planar_train, mixed_train)
+TRAIN_REPORT_FIGURES = (
+    Figure("envelopes", "per-coupler envelopes along the train, one line per level of a swept parameter and per "
+           "connection type, locomotives and detailed vehicles marked", lazy(f"{_FIG}:study_envelopes"),
+           lazy(f"{_FIG}:has_study_envelopes")),
+)
+
 TRAIN_FIGURES = (
     Figure("force_envelope", "in-train force envelope along the train: max draft and max buff per coupler over "
            "every step [kN], locomotives marked", lazy(f"{_FIG}:force_envelope"), lazy(f"{_FIG}:has_envelopes")),
@@ -54,9 +61,9 @@ KIND = ModelKind(
     run_figures=TRAIN_FIGURES + (
         Figure("friction", "relative velocities, relative displacements and one connection's force (Oprea 2018 "
                "Figs 3-5)", lazy(f"{_FIG}:friction_figures"), _has_friction_results),),
-    report_figures=(),
+    report_figures=TRAIN_REPORT_FIGURES,
     summary=SUMMARY,
     summary_title="benchmark metrics (Bosso et al. 2024, Tables 1-2)",
 )
 
-__all__ = ["KIND", "TRAIN_FIGURES"]
+__all__ = ["KIND", "TRAIN_FIGURES", "TRAIN_REPORT_FIGURES"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 from hpcrail.kinds.ltd.outputs import COUPLER, COUPLER_ENVELOPES, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE_KIND_ATTRS
-from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS
+from hpcrail.kinds.railway_vehicle.outputs import LIMIT_DQ, LIMIT_RATIO, LIMIT_YQ, RAILWAY_VEHICLE_OUTPUTS
 from hpcrail.kinds.railway_vehicle.outputs import shape as rv_shape
 from hpcrail.results.outputs import Dim, Output, Shape, with_dim
 
@@ -69,12 +69,12 @@ MIXED_ELEMENTS = (
 )
 STUDY_METRICS = (
     Output("worst_y_over_q", (), "1", "max (Y/Q) 2 m, worst detailed vehicle", "Largest (Y/Q) 2 m mean over "
-           "the detailed vehicles' wheels (EN 14363; limit 0.8 for R >= 250 m).", "metric", missing=_NOMAX),
+           "the detailed vehicles' wheels (EN 14363; limit 0.8 for R >= 250 m).", "metric", missing=_NOMAX, **LIMIT_YQ),
     Output("worst_wheel_unloading", (), "1", "max dQ/Q 2 m, worst detailed vehicle", "Largest wheel unloading "
-           "over the detailed vehicles (EN 14363; limit 0.6).", "metric", missing=_NOMAX),
+           "over the detailed vehicles (EN 14363; limit 0.6).", "metric", missing=_NOMAX, **LIMIT_DQ),
     Output("worst_sum_y_ratio", (), "1", "max sum Y / limit, worst detailed vehicle", "Largest ratio of the 2 m "
            "mean |sum Y| to the Prud'homme limit over the detailed vehicles' wheelsets.", "metric",
-           missing=_NOMAX),
+           missing=_NOMAX, **LIMIT_RATIO),
     Output("worst_sum_y", (), "N", "max |sum Y| 2 m, worst detailed vehicle", "Largest 2 m mean |sum Y| over the "
            "detailed vehicles' wheelsets.", "metric", **IN_KN, missing=_NOMAX),
     Output("peak_buff_force_at_detailed", (), "N", "peak buff force at a detailed vehicle", "Largest compressive "
