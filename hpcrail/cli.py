@@ -15,6 +15,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hpcrail.config import ConfigError
@@ -103,6 +104,13 @@ def print_json(obj) -> None:
         return o
 
     typer.echo(json.dumps(clean(obj), indent=2, ensure_ascii=False))
+
+
+def config_warnings(doc) -> None:
+    """Print what validation found unusual but allowed (``doc.warnings``: a value far outside its field's usual
+    range, e.g. metres typed into a millimetre field), one ``warning:`` line each on stderr."""
+    for w in getattr(doc, "warnings", None) or ():
+        err_console.print(f"[yellow]warning:[/] {escape(str(w))}", highlight=False, soft_wrap=True)
 
 
 def config_error_exit(exc: ConfigError) -> None:
@@ -227,10 +235,12 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         set_ = [*set_, f"partition.backend={partition}"]
     check_figure_format(fig_format)
     try:
-        sc, _doc = load_scenario(scenario, set_)
+        sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0
+    if root and not json_:
+        config_warnings(doc)
     quiet = quiet or json_ or not root
     out = output or Path(f"{sc.name}.zarr")
     if root:   # before simulating: never compute a result that cannot be written
@@ -320,9 +330,10 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML"),
     from hpcrail.kinds import load_scenario
 
     try:
-        sc, _doc = load_scenario(scenario, set_)
+        sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
+    config_warnings(doc)
     if show:   # the YAML alone on stdout (``validate --show > resolved.yaml`` loads again)
         typer.echo(canonical_yaml(sc), nl=False)
     n = len(sc.vehicle_type_names()) if hasattr(sc, "vehicle_type_names") else None

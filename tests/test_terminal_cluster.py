@@ -226,6 +226,12 @@ def _source_copy(dest: Path) -> Path:
 
 def test_the_wheel_ships_the_examples_and_its_commit(tmp_path):
     src = _source_copy(tmp_path / "src")
+    # a checkout with a user's untracked study: it stays out of the wheel (only what git tracks ships)
+    git = lambda *a: subprocess.run(["git", "-C", str(src), *a], capture_output=True, text=True, check=True)  # noqa: E731
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot")
+    (src / "jobs" / "my_untracked_study.yaml").write_text("base: x.yaml\n")
     commit = "0123456789abcdef0123456789abcdef01234567"
     env = dict(os.environ, HPCRAIL_GIT_COMMIT=commit, PIP_DISABLE_PIP_VERSION_CHECK="1")
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q",
@@ -238,6 +244,7 @@ def test_the_wheel_ships_the_examples_and_its_commit(tmp_path):
     for f in ("hpcrail/examples/configs/trains/train4.yaml", "hpcrail/examples/jobs/sobol_train_makeup.yaml",
               "hpcrail/examples/slurm/partitioned_run.sbatch", "hpcrail/_build_info.json"):
         assert f in names, f
+    assert "hpcrail/examples/jobs/my_untracked_study.yaml" not in names
     # the installed package (no checkout): examples from the wheel, commit from its metadata
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
     run = lambda *a: subprocess.run([sys.executable, "-m", "hpcrail", *a], capture_output=True, text=True,

@@ -13,6 +13,8 @@ from hpcrail.cli import EXIT_CONFIG, app, config_error_exit, console, err_consol
 from hpcrail.config import ConfigError
 
 EXIT_INCOMPLETE = 1
+#: terminal width from which the report's summary table holds the "max at" column
+SUMMARY_WIDTH = 130
 
 
 @app.command()
@@ -298,13 +300,18 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
         return
     t = Table(title=f"{st['attrs'].get('sweep_name', store)}: {c['completed']} completed, {c['failed']} failed, "
                     f"{c['pending']} pending of {c['total']}")
-    for col in ["metric", "unit", "count", "min", "median", "max", "max at"]:
+    wide = console.width >= SUMMARY_WIDTH    # narrower: "max at" below the table, one line per metric
+    for col in ["metric", "unit", "count", "min", "median", "max"] + (["max at"] if wide else []):
         t.add_column(col, justify="right" if col in ("count", "min", "median", "max") else "left",
-                     overflow="fold")
+                     overflow="fold", no_wrap=col in ("unit", "count", "min", "median", "max"))
     for name, row in summ.iterrows():
         t.add_row(escape(str(row["label"])), escape(str(row["unit"])), f"{row['count']}", _fmt(row["min"]),
-                  _fmt(row["median"]), _fmt(row["max"]), escape(str(row["max at"])))
+                  _fmt(row["median"]), _fmt(row["max"]), *([escape(str(row["max at"]))] if wide else []))
     console.print(t)
+    if not wide and len(summ):
+        console.print("where each maximum is:", highlight=False)
+        for name, row in summ.iterrows():
+            console.print(f"  {name}: {row['max at']}", highlight=False, markup=False, soft_wrap=True)
     for name, why in rep.skipped.items():
         console.print(f"not plotted: {name}: {why}", highlight=False, markup=False, soft_wrap=True)
     if rep.sobol is not None:

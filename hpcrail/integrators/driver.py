@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import njit, types
 
-from hpcrail._numba import JIT
+from hpcrail._numba import JIT, compiling_elsewhere
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL, SET_SAFETY,
@@ -192,23 +192,26 @@ def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[C
     pending = [f for f in tuple(functions) + (no_function,) if f is not None and fsig.args not in f.overloads]
     kernel = _kernel_for(info, params)
     helper = None
-    if key not in _COMPILED and argtys not in kernel.overloads and pending and not _on_disk(kernel, argtys):
-        # a first run: the integrator compiles in a helper process while the model's functions compile here
-        helper = _start_compile_helper(info.name, params, argtys)
-    for f in pending:
-        f.compile(fsig.args)
-    if key in _COMPILED:
-        return _COMPILED[key], time.perf_counter() - t0
-    if helper is not None:
-        proc, err = helper
-        for disp, argtypes in precompile:   # work for this process while the helper compiles
-            if tuple(argtypes) not in disp.overloads:
-                disp.compile(tuple(argtypes))
-        with err:
-            if proc.wait() != 0:   # compile here instead (the same error, if any, is then raised here)
-                err.seek(0)
-                _log.debug("compile helper for %s failed (%s): compiling in this process", info.name,
-                           err.read().decode(errors="replace")[-2000:])
+    with contextlib.ExitStack() as stack:
+        if key not in _COMPILED and argtys not in kernel.overloads and pending and not _on_disk(kernel, argtys):
+            # a first run: the integrator compiles in a helper process while the model's functions compile here
+            helper = _start_compile_helper(info.name, params, argtys)
+            if helper is not None:      # the compile notice says so even when nothing compiles here
+                stack.enter_context(compiling_elsewhere())
+        for f in pending:
+            f.compile(fsig.args)
+        if key in _COMPILED:
+            return _COMPILED[key], time.perf_counter() - t0
+        if helper is not None:
+            proc, err = helper
+            for disp, argtypes in precompile:   # work for this process while the helper compiles
+                if tuple(argtypes) not in disp.overloads:
+                    disp.compile(tuple(argtypes))
+            with err:
+                if proc.wait() != 0:   # compile here instead (the same error, if any, is then raised here)
+                    err.seek(0)
+                    _log.debug("compile helper for %s failed (%s): compiling in this process", info.name,
+                               err.read().decode(errors="replace")[-2000:])
     cres = kernel.overloads.get(argtys)
     if cres is None:
         kernel.compile(argtys)     # loads what the helper compiled, if it did

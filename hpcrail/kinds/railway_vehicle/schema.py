@@ -26,7 +26,7 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, model_validator
 
-from hpcrail.config.base import Strict
+from hpcrail.config.base import Strict, typical
 from hpcrail.config.errors import ConfigIssue, issue_collector
 from hpcrail.config.integrator import Integrator, step_multiple_issues
 from hpcrail.models.track.schema import NoIrregularity, PSDIrregularity
@@ -40,7 +40,7 @@ class BodyType(Strict):
     yaw z; for a wheelset I_yy is the spin inertia about its axle).  Paper 004 Table 2."""
 
     kind: Literal["rigid", "wheelset"]
-    mass_kg: float = Field(..., gt=0)
+    mass_kg: float = Field(..., gt=0, json_schema_extra=typical(50, 300_000))
     inertia_kgm2: tuple[float, float, float] = Field(..., description="(I_xx roll, I_yy pitch/spin, I_zz yaw)")
     description: str = ""
 
@@ -151,7 +151,8 @@ class TrackSection(Strict):
     kind: Literal["tangent", "curve", "spiral"]
     length_m: float = Field(..., gt=0)
     radius_m: Optional[float] = Field(None, description="curves: signed radius, + left")
-    cant_mm: Optional[float] = Field(None, ge=0, description="tangents and curves: superelevation of the outer rail "
+    cant_mm: Optional[float] = Field(None, ge=0, json_schema_extra=typical(5, 250, zero_ok=True),
+                                     description="tangents and curves: superelevation of the outer rail "
                                      "(default 0); spirals take it from their neighbours")
 
     @model_validator(mode="after")
