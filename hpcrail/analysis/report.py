@@ -53,7 +53,7 @@ LOG_SOURCES = ("logspace", "loguniform", "lognormal")
 
 @dataclasses.dataclass
 class Report:
-    """What :func:`write_report` made: ``files`` (PNG paths), ``skipped`` (metric -> why it has no figure),
+    """What :func:`write_report` made: ``files`` (figure paths, or the figures themselves), ``skipped`` (metric -> why it has no figure),
     ``sobol`` (Sobol' indices of a saltelli design, else None)."""
 
     files: list
@@ -515,10 +515,10 @@ def kind_figure_names(ds) -> set:
     return names
 
 
-def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None, *, format: str = "png",
-                 dpi: float | None = None) -> Report:
+def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None, *,
+                 format: str = "png", dpi: float | None = None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) as ``format`` (png, pdf, svg) at
-    ``dpi`` and return a :class:`Report`.  ``metrics``: only these metrics.  Raises ``ValueError`` for a dataset
+    ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).  ``metrics``: only these metrics.  Raises ``ValueError`` for a dataset
     without swept parameters (a single run: see ``hpcrail plot``) or an unknown format."""
     with save_options(format, dpi):
         return _write_report(ds, outdir, metrics)
@@ -536,8 +536,9 @@ def _write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None 
     status = as_strings(sub["status"])
     done = np.asarray(sub["done"].values).astype(bool) if "done" in sub else np.ones(status.size, bool)
     ok = done & np.isin(status, SUCCESS)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    if outdir is not None:     # None: the figures themselves (a notebook shows them; tests inspect them)
+        outdir = Path(outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
     floats, ints, skipped = plottable_metrics(sub, metrics, ok)
     files = []
     grid = sub.hpcrail.is_grid() and ok.any()

@@ -77,7 +77,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(9, 5), **kw):
 
 def finish(fig, out_dir, name: str):
     """Save ``fig`` as ``out_dir/name.<format>`` (format and dpi of :func:`save_options`, default PNG at
-    :data:`DPI`) and return the path; with ``out_dir=None`` return the figure."""
+    :data:`DPI`) and return the path; with ``out_dir=None`` return the figure (labelled ``name``)."""
+    fig.set_label(name)
     if out_dir is None:
         return fig
     fmt, dpi = _SAVE.get()
@@ -523,6 +524,10 @@ def _data_points(ax) -> np.ndarray:
 def layout_problems(fig) -> list[str]:
     """What breaks the figure conventions in a drawn figure: legends covering data points of their axes,
     titles or axis labels outside the figure, axes without axis labels.  [] when none."""
+    if not hasattr(fig.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     fb = fig.bbox

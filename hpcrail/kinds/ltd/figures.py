@@ -273,9 +273,9 @@ def coupler_displacements(ds: xr.Dataset, out_dir=None, *, select: dict | None =
                 ax.plot(xv, to_display(da.sel(coupler=k).values, da.attrs), color=c, lw=1.0, label=f"coupler {k}")
         ax.set_ylabel(label(da.attrs, n), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=2, loc="best")
+        legend_outside(ax)
     axes[-1, 0].set_xlabel(xl)
-    axes[0, 0].set_title(title(ds, "coupler displacements"), fontsize=10)
+    suptitle(fig, title(ds, "coupler displacements"))
     return [finish(fig, out_dir, "coupler_displacements")]
 
 
@@ -421,9 +421,9 @@ def friction_figures(ds: xr.Dataset, out_dir=None, coupler: int = 4, max_lines: 
             ax.plot(t, sel[var].sel(coupler=k).values * scale, color=c, lw=1.2, label=f"{k}: vehicles {k}-{k + 1}")
         ax.set_xlabel("simulated time [s]")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{name}: {what}, {treat}")
+        suptitle(fig, f"{name}: {what}, {treat}")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, ncol=2 if len(ks) > 6 else 1)
+        legend_outside(ax, title="connection", ncol=2 if len(ks) > 12 else 1)
         out.append(finish(fig, out_dir, fname))
     fig, ax = new_figure(figsize=(8, 4.5))
     f = sel["coupler_force"].sel(coupler=coupler).values * 1e-3
@@ -433,9 +433,9 @@ def friction_figures(ds: xr.Dataset, out_dir=None, coupler: int = 4, max_lines: 
     ax.plot(t, tf, color="tab:red", lw=1.0, ls=":", label="friction part")
     ax.set_xlabel("simulated time [s]")
     ax.set_ylabel(f"connection {coupler} force [kN] (+ draft)")
-    ax.set_title(f"{name}: force of connection {coupler} (Oprea 2018 Fig 5), {treat}")
+    suptitle(fig, f"{name}: force of connection {coupler} (Oprea 2018 Fig 5), {treat}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=3)
     out.append(finish(fig, out_dir, f"coupler_{coupler}_force"))
     return out
 
