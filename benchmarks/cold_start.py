@@ -105,12 +105,10 @@ def load() -> str:
 
 
 def _env(cache: str, pythonpath: str | None, jobs: int | None = None) -> dict:
-    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONPATH=pythonpath or str(ROOT))
     if jobs is not None:
         env["HPCRAIL_COMPILE_JOBS"] = str(jobs)
     env.pop("NUMBA_CACHE_DIR", None)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
     return env
 
 
@@ -120,8 +118,8 @@ def one_run(scenario: str, jobs: int, pythonpath: str | None, cache: str) -> dic
     with tempfile.TemporaryDirectory() as out:
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         w0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "hpcrail", "run", scenario, "--json", "-o", f"{out}/r.zarr"],
-                           env=env, capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-m", "hpcrail", "run", str(Path(scenario).resolve()), "--json", "-o",
+                            f"{out}/r.zarr"], env=env, capture_output=True, text=True, cwd=out)
         wall = time.perf_counter() - w0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -137,8 +135,9 @@ def family_run(scenario: str, overrides: list, duration: float, pythonpath: str 
     l0 = load()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", CHILD, scenario, str(duration), json.dumps(overrides)], env=env,
-                       capture_output=True, text=True, cwd=ROOT)
+    with tempfile.TemporaryDirectory() as work:   # not the checkout: ``python -c`` puts the cwd first on the path
+        p = subprocess.run([sys.executable, "-c", CHILD, scenario, str(duration), json.dumps(overrides)], env=env,
+                           capture_output=True, text=True, cwd=work)
     wall = time.perf_counter() - w0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -178,7 +177,7 @@ def families(a) -> None:
              "compile times on a loaded machine are not the machine's.",
              "",
              "| family | scenario | cold: total | imports | load | build + compile + run | compiling | CPU | "
-             "top-level compilations (largest) | warm: total | load avg |",
+             "top-level compilations (largest) | warm: total (compiling) | load avg |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for fam, scen, c, w in rows:
         if "error" in c:
@@ -187,7 +186,7 @@ def families(a) -> None:
         top = "; ".join(f"{n.split('.')[-1]} {s:.1f}" for n, s in c["top"][:3])
         lines.append(f"| {fam} | `{scen}` | {c['wall']:.1f} | {c['import']:.1f} | {c['load']:.1f} | {c['run']:.1f} | "
                      f"{c['compiling']:.1f} | {c['cpu']:.1f} | {c['n_compiles']}: {top} | {w.get('wall', float('nan')):.1f}"
-                     f" | {c['loadavg']} |")
+                     f" ({w.get('compiling', float('nan')):.1f}) | {c['loadavg']} |")
     Path(a.out or OUT_FAMILIES).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -166,7 +166,8 @@ def load(path: str | Path, overrides: Mapping[str, Any] | Iterable[str] | None =
     ``overrides``: ``{"simulation.duration_s": 600}`` or ``["simulation.duration_s=600"]`` (the dotted
     paths of ``hpcrail run --set``); keyword arguments do the same with ``__`` for the dots
     (``simulation__duration_s=600``).  The scenario validates assignments
-    (``sc.simulation.duration_s = -1`` raises ``pydantic.ValidationError``); :func:`simulate` validates the
+    (``sc.simulation.duration_s = -1`` raises :class:`~hpcrail.config.errors.ConfigAssignmentError`, a
+    ``ValueError`` naming the field, the value and what is allowed); :func:`simulate` validates the
     whole scenario again, cross-field rules included.
 
     Raises :class:`~hpcrail.config.ConfigError` listing every problem (file, field, value, allowed); warns

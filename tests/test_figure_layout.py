@@ -268,3 +268,36 @@ def test_figure_format_and_dpi(runs, tmp_path, fmt, magic):
     with pytest.raises(ValueError, match="allowed: png, pdf, svg"):
         with save_options("jpeg"):
             pass
+
+
+def test_plot_of_a_sweep_member_draws_what_was_kept_and_options_never_overwrite(runs, tmp_path):
+    """``hpcrail plot STUDY.zarr --scenario K`` on a study that kept only some series (no track position): the
+    running-safety figure against time, a note naming the series to add; ``--select``/``--scenario`` write into a
+    sub-folder of the default folder (the figures of ``hpcrail run --plot`` stay)."""
+    from typer.testing import CliRunner
+
+    from hpcrail import cli
+
+    cli._load_command_modules()
+    st = synthetic_study("mixed_train")
+    keep = {"front_coupler_force", "rear_coupler_force", "y_over_q", "sum_y"}
+    st = st.drop_vars([n for n, v in st.data_vars.items() if "time" in v.dims and n not in keep])
+    store = tmp_path / "study.zarr"
+    st.to_zarr(store, mode="w", consolidated=True)
+    r = CliRunner().invoke(cli.app, ["plot", str(store), "--scenario", "2"])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "note: running_safety: drawn without distance" in out and "outputs.series.variables" in out
+    assert sorted(p.name for p in (tmp_path / "study_figures" / "scenario-2").iterdir()) == [
+        "force_envelope.png", "running_safety_v4.png"]
+    run = tmp_path / "demo.zarr"
+    runs["ltd"].to_zarr(run, mode="w", consolidated=True)
+    assert CliRunner().invoke(cli.app, ["plot", str(run)]).exit_code == 0
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "demo_figures").glob("*.png")}
+    r = CliRunner().invoke(cli.app, ["plot", str(run), "--select", "coupler=1", "--x", "distance", "--format", "svg"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in (tmp_path / "demo_figures" / "coupler-1_x-distance").iterdir()) == [
+        "force_envelope.svg", "force_heatmap.svg", "force_time.svg"]
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "demo_figures").glob("*.png")} == before
+    r = CliRunner().invoke(cli.app, ["plot", str(run), "--format", "jpeg"])
+    assert r.exit_code == 2 and "allowed: png, pdf, svg" in r.output

@@ -116,12 +116,13 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def near_miss(path: Path) -> str | None:
+def near_miss(path: Path, with_score: bool = False):
     """A file or folder that ``path`` (which does not exist) was probably meant to name: the closest name
-    (difflib) among the entries of the deepest existing folder on its way, with the rest of the path; None if
-    nothing is close."""
+    (difflib, ratio ≥ 0.7) among the entries of the deepest existing folder on its way, with the rest of the
+    path; None if nothing is close.  ``with_score``: ``(guess, ratio)`` (``(None, 0.0)``)."""
     path = Path(path)
     parts = path.parts
+    found = (None, 0.0)
     for k in range(len(parts) - 1, 0, -1):
         base = Path(*parts[:k])
         if not base.is_dir():
@@ -129,13 +130,14 @@ def near_miss(path: Path) -> str | None:
         try:
             names = [e.name for e in base.iterdir()]
         except OSError:
-            return None
-        close = difflib.get_close_matches(parts[k], names, n=1, cutoff=0.6)
-        if not close:
-            return None
-        guess = base.joinpath(close[0], *parts[k + 1:])
-        return str(guess) if guess.exists() or k == len(parts) - 1 else None
-    return None
+            break
+        scored = sorted(((difflib.SequenceMatcher(None, parts[k], n).ratio(), n) for n in names), reverse=True)
+        if scored and scored[0][0] >= 0.7:
+            guess = base.joinpath(scored[0][1], *parts[k + 1:])
+            if guess.exists() or k == len(parts) - 1:
+                found = (str(guess), scored[0][0])
+        break
+    return found if with_score else found[0]
 
 
 def missing_text(shown: str, path: Path, what: str = "no such file", base: Path | None = None) -> str:
@@ -368,11 +370,13 @@ def component_override(doc: Document, loc: tuple, value: Any, source: str = "--s
             return sub.tree
     import os
 
-    tried = [(b / value).resolve() for b in dict.fromkeys(bases)]
+    bases = list(dict.fromkeys(bases))
+    tried = [(b / value).resolve() for b in bases]
     text = f"component file not found: {' nor '.join(map(str, tried))}"
-    guess = next((g for g in map(near_miss, tried) if g), None)
+    (guess, score), base = max(((near_miss(t, with_score=True), b) for t, b in zip(tried, bases)),
+                               key=lambda x: x[0][1])
     if guess:
-        text += f" (did you mean {os.path.relpath(guess, bases[0])!r}?)"
+        text += f" (did you mean {os.path.relpath(guess, base.resolve())!r}?)"
     raise ValueError(text, "a YAML file, relative to the file naming the field or the working directory")
 
 
