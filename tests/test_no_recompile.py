@@ -21,3 +21,22 @@ def test_changing_parameters_does_not_recompile(configs_dir):
             sigs = now
         assert now == sigs, v
     assert sigs[0] == 1 and sigs[1] == 1
+
+
+def _outputs_signatures_after(configs_dir, scenario, dispatcher, overrides=()):
+    sc, _ = load_scenario(configs_dir / scenario, ["simulation.duration_s=0.05", *overrides])
+    ds = run_scenario(sc)
+    assert str(ds.status.values) == "completed"
+    return list(dispatcher.signatures)
+
+
+def test_precompiled_outputs_kernels_are_the_ones_called(configs_dir):
+    """The outputs kernels a first run compiles while the compile helper compiles the integrator
+    (``Problem.precompile``) have exactly the types of their call after the integration: one specialisation."""
+    from hpcrail.models.planar_train.kernel import planar_outputs
+    from hpcrail.models.vehicle.kernel import vehicle_outputs
+
+    sigs = _outputs_signatures_after(configs_dir, "couplers/two_car_loaded.yaml", planar_outputs)
+    assert len(sigs) == 1, sigs
+    sigs = _outputs_signatures_after(configs_dir, "wheelrail/single_wheelset_R300.yaml", vehicle_outputs)
+    assert len(sigs) == 1, sigs
