@@ -291,7 +291,7 @@ def has_study_envelopes(ds: xr.Dataset) -> bool:
 
 def study_envelopes(ds: xr.Dataset, out_dir=None, **_opts):
     """Sweep report: each stored per-coupler envelope (peak draft/buff force and deflection) along the train,
-    one line per level of the swept parameter with the most levels (the median over the other parameters;
+    one line per level of the swept parameter that moves the envelopes most (the median over the others;
     every completed scenario within the grey min-max band), one line style per connection type (a drawbar
     within a wagon pair and the draft gears between pairs are never joined into one zigzag), locomotives and
     detailed vehicles marked.  Envelopes constant over the couplers and scenarios are left out (named in the
@@ -314,7 +314,7 @@ def study_envelopes(ds: xr.Dataset, out_dir=None, **_opts):
     if not names:
         raise ValueError(f"every stored envelope is constant ({', '.join(flat)})")
     enc = encode_parameters(ds, parameter_names(ds), ok)
-    p = enc.colour
+    p = _most_influential(ds, enc.levels, names[0], ok) or enc.colour
     levels = enc.levels.get(p, [None])
     colours = level_colours(len(levels))
     k = np.asarray(ds["coupler"].values)
@@ -342,7 +342,8 @@ def study_envelopes(ds: xr.Dataset, out_dir=None, **_opts):
                         if not rows.any():
                             continue
                         med = np.nanmedian(z[rows][:, m], axis=0)
-                        ax.plot(k[m], med, ls=ls, color=colours[c], lw=1.3 if g == 0 else 0.9)
+                        ax.plot(k[m], med, ls=ls, color=colours[c], lw=1.3 if g == 0 else 0.9,
+                                marker="." if m.sum() <= 40 else None, ms=4)
         _mark_locomotives(ax, ds)
         ax.set_xlim(k[0] - 0.5, k[-1] + 0.5)
         integer_ticks(ax, "x")
@@ -374,6 +375,25 @@ def study_envelopes(ds: xr.Dataset, out_dir=None, **_opts):
     left = f"; constant, not drawn: {', '.join(flat)}" if flat else ""
     suptitle(fig, f"Envelopes along the train: {int(ok.sum())} completed of {ok.size} scenarios{left}")
     return [finish(fig, out_dir, "envelopes")]
+
+
+def _most_influential(ds, levels: dict, name: str, ok) -> str | None:
+    """The swept parameter whose levels explain most of the variation of envelope ``name`` over the completed
+    scenarios ``ok`` (the variance of the per-level means, summed over the couplers); None without one."""
+    z = np.asarray(ds[name].values, float)[ok]
+    best, score = None, -1.0
+    for p, lv in levels.items():
+        v = np.asarray([str(x) for x in np.asarray(ds[p].values)[ok]])
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                means = np.array([np.nanmean(z[v == str(x)], axis=0) for x in lv])
+                sc = float(np.nansum(np.nanvar(means, axis=0)))
+        if sc > score:
+            best, score = p, sc
+    return best
 
 
 has_envelopes = _has("coupler_max_draft_force", "coupler_max_buff_force")
