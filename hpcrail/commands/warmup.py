@@ -21,15 +21,16 @@ from hpcrail.cli import EXIT_CONFIG, EXIT_FAILED_RUN, app, config_error_exit, co
 from hpcrail.config import ConfigError
 
 
-def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None,
-                   keep_going: bool = False) -> list[tuple[str, float, str]]:
+def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None, keep_going: bool = False,
+                   done=None) -> list[tuple[str, float, str]]:
     """Run each scenario file of ``paths`` for ``duration_s`` [s] of simulated time (or its own duration if
     shorter) so that every kernel it needs is compiled into numba's disk cache.
 
     Returns ``[(path, seconds, status), ...]``: wall seconds spent per scenario (compilation or loading,
     plus the short run) and the run's status (``keep_going``: a scenario that raises gets the status
-    ``"failed: <error>"`` and the next one runs).  Raises :class:`hpcrail.config.ConfigError` for an invalid
-    file or override (nothing is run after it) and ValueError for ``duration_s <= 0``.
+    ``"failed: <error>"`` and the next one runs; ``done(row)`` is called as each finishes).  Raises
+    :class:`hpcrail.config.ConfigError` for an invalid file or override (nothing is run after it) and
+    ValueError for ``duration_s <= 0``.
     """
     from hpcrail._numba import compile_notice
     from hpcrail.kinds import load_scenario
@@ -53,8 +54,10 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None,
             if not keep_going:
                 raise
             out.append((name, time.perf_counter() - t0, f"failed: {type(exc).__name__}: {exc}"))
-            continue
-        out.append((name, time.perf_counter() - t0, str(ds["status"].values) if ds is not None else "completed"))
+        else:
+            out.append((name, time.perf_counter() - t0, str(ds["status"].values) if ds is not None else "completed"))
+        if done is not None:
+            done(out[-1])
     return out
 
 
@@ -64,40 +67,55 @@ def _default_scenarios() -> list[Path]:
     return [examples_root() / "configs" / "trains" / "train4.yaml"]
 
 
-def warm_in_processes(paths, overrides=(), duration_s: float = 0.5, jobs: int = 2, say=None) -> list:
+def warm_in_processes(paths, overrides=(), duration_s: float = 0.5, jobs: int = 2, say=None,
+                      tick_s: float = 10.0) -> list:
     """:func:`warm_scenarios` of ``paths`` spread over ``jobs`` processes (``hpcrail warmup`` children: the
     kernels of different scenario families compile at the same time; the families are dealt out in turn so
-    that each process compiles a different one).  Returns ``[(path, seconds, status), ...]`` in the order of
+    that each process compiles a different one).  ``say`` hears each scenario as it finishes and, every
+    ``tick_s`` seconds, how long the warm-up has run.  Returns ``[(path, seconds, status), ...]`` in the order of
     ``paths``; a child that fails reports its last error line as the status."""
+    import queue
     import subprocess
     import sys
+    import threading
 
+    say = say or (lambda text: None)
     groups: dict = {}
     for p in paths:
         groups.setdefault(Path(p).parent.name, []).append(str(p))
     queues: list = [[] for _ in range(max(1, jobs))]
     for i, fam in enumerate(sorted(groups, key=lambda g: -len(groups[g]))):
         queues[i % len(queues)] += groups[fam]
+    lines: queue.Queue = queue.Queue()
     procs = []
     for q in (q for q in queues if q):
         cmd = [sys.executable, "-m", "hpcrail", "warmup", *q, "--duration", repr(duration_s), "--report-only"]
         for o in overrides:
             cmd += ["--set", o]
-        procs.append((q, time.perf_counter(), subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                                 text=True)))
-        if say:
-            say(f"warmup process {len(procs)}: {len(q)} scenarios ({', '.join(sorted({Path(x).parent.name for x in q}))})")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        errs: list = []
+        threading.Thread(target=lambda pr=proc: [lines.put(x) for x in pr.stdout], daemon=True).start()
+        threading.Thread(target=lambda pr=proc, e=errs: e.extend(pr.stderr), daemon=True).start()
+        procs.append((q, proc, errs))
+        say(f"warm-up process {len(procs)}: {len(q)} scenarios ({', '.join(sorted({Path(x).parent.name for x in q}))})")
     rows: dict = {}
-    for q, t0, proc in procs:
-        out, err = proc.communicate()
-        for line in out.splitlines():
-            name, _, rest = line.partition("\t")
-            if rest:
-                secs, _, status = rest.partition("\t")
-                rows[name] = (name, float(secs), status)
+    t0 = time.perf_counter()
+    while len(rows) < len(paths) and (any(pr.poll() is None for _q, pr, _e in procs) or not lines.empty()):
+        try:
+            line = lines.get(timeout=tick_s)
+        except queue.Empty:
+            say(f"… compiling: {time.perf_counter() - t0:.0f} s so far, {len(rows)} of {len(paths)} scenarios ready")
+            continue
+        name, _, rest = line.rstrip("\n").partition("\t")
+        if rest:
+            secs, _, status = rest.partition("\t")
+            rows[name] = (name, float(secs), status)
+            say(f"{name}: ready after {float(secs):.0f} s ({len(rows)} of {len(paths)})")
+    for q, proc, errs in procs:
+        proc.wait()
         for name in q:
             if name not in rows:
-                why = (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+                why = ("".join(errs).strip().splitlines() or [f"exit {proc.returncode}"])[-1]
                 rows[name] = (name, time.perf_counter() - t0, f"failed: {why}")
     return [rows[str(p)] for p in paths]
 
@@ -140,14 +158,14 @@ def warmup(scenarios: Optional[List[Path]] = typer.Argument(None, help="scenario
                 load_scenario(p, list(set_))
             rows = warm_in_processes(paths, set_, duration, jobs, say=say)
         else:
-            rows = warm_scenarios(paths, set_, duration, say=say, keep_going=True)
+            rows = warm_scenarios(paths, set_, duration, say=say, keep_going=True,
+                                  done=(lambda r: typer.echo(f"{r[0]}\t{r[1]:.3f}\t{r[2]}")) if report_only else None)
     except ConfigError as exc:
         config_error_exit(exc)
     failed = 0
+    if report_only:     # the rows went out as each scenario finished
+        return
     for name, secs, status in rows:
-        if report_only:
-            typer.echo(f"{name}\t{secs:.3f}\t{status}")
-            continue
         ok = status in ("completed", "event_stop")
         failed += not ok
         console.print(f"{name}: kernels ready in {secs:.1f} s ({status} {duration:g} s run)" if ok else
