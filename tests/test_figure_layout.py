@@ -185,8 +185,21 @@ def test_running_safety_draws_two_metre_means_against_labelled_limits(runs):
     for lim in ds.sum_y_limit.isel(detailed_vehicle=0).values / 1e3:      # ± each wheelset's limit [kN]
         assert np.isclose(ys, lim, rtol=1e-12).any() and np.isclose(ys, -lim, rtol=1e-12).any(), (lim, ys)
     assert any(k.startswith("curvature") for k in axes), list(axes)
-    # the 2 m mean of a constant Y/Q series is that constant (the sliding mean of the filtered series)
+    # the figure's 2 m means are the standard's: their maxima are those of running_safety() (EN 14363 §7) on the
+    # same samples to round-off (every wheelset at the leading wheelset's position: the same windows)
     from hpcrail.kinds.railway_vehicle.figures import two_metre_means
+    from hpcrail.results.running_safety import running_safety
+
+    sub = ds.isel(detailed_vehicle=0)
+    m = two_metre_means(sub, {})
+    nw = sub.sizes["wheelset"]
+    s = np.repeat(sub.distance.values[:, None], nw, axis=1)
+    rs = running_safety(sub.time.values, s, sub.wheel_load.values, sub.lateral_force.values, sub.sum_y.values,
+                        sub.static_wheel_load.values, np.repeat(np.arange(nw), 2))
+    assert rs["extreme_y_over_q"].value == pytest.approx(float(np.max(m["y_over_q"])), rel=1e-12)
+    assert rs["extreme_unloading"].value == pytest.approx(float(np.max(m["wheel_unloading"])), rel=1e-9)
+    assert rs["extreme_sum_y"].value == pytest.approx(float(np.max(np.abs(m["sum_y"]))), rel=1e-12)
+    # the 2 m mean of a constant Y/Q series is that constant (the sliding mean of the filtered series)
 
     sub = ds.isel(detailed_vehicle=0).drop_vars(["wheel_load", "lateral_force"])
     sub["y_over_q"] = sub["y_over_q"] * 0 + 0.42

@@ -55,8 +55,8 @@ def two_metre_means(sub: xr.Dataset, en: dict) -> dict:
     :func:`hpcrail.results.running_safety.running_safety` forms them: forces low-passed (``en["lowpass_hz"]``,
     default 20 Hz), then means over ``en["window_m"]`` (2 m) of track every ``en["step_m"]`` (0.5 m) along the
     leading wheelset's position ``distance`` (every wheelset passes the same windows, shifted by a constant).
-    Y/Q from the filtered Y and Q when the dataset has them, else from its Y/Q series; ΔQ/Q is linear in Q, so
-    its mean is that of the series.
+    Y/Q from the filtered Y and Q when the dataset has them, else from its Y/Q series; ΔQ/Q from the mean of
+    Q and the static wheel loads, else from its series (linear in Q: the same mean).
 
     Returns ``{"s": window centres float64[m] [m], "y_over_q": float64[m, wheels], "wheel_unloading": ...,
     "sum_y": float64[m, wheelsets] [N]}`` (the quantities the dataset allows); {} without ``distance``."""
@@ -82,7 +82,11 @@ def two_metre_means(sub: xr.Dataset, en: dict) -> dict:
         out["s"], out["y_over_q"] = sliding_mean(s, yq, win, step)
     elif "y_over_q" in sub:
         out["s"], out["y_over_q"] = sliding_mean(s, lowpass(series("y_over_q"), dt, hz), win, step)
-    if "wheel_unloading" in sub:
+    if "wheel_load" in sub and "static_wheel_load" in sub:     # (Q0 - Q)/Q0 of the mean Q, as the standard
+        q0 = np.asarray(sub["static_wheel_load"].values, float)
+        out["s"], mq = sliding_mean(s, lowpass(series("wheel_load"), dt, hz), win, step)
+        out["wheel_unloading"] = (q0[None, :] - mq) / q0[None, :]
+    elif "wheel_unloading" in sub:
         out["s"], out["wheel_unloading"] = sliding_mean(s, lowpass(series("wheel_unloading"), dt, hz), win, step)
     if "sum_y" in sub:
         out["s"], out["sum_y"] = sliding_mean(s, lowpass(series("sum_y"), dt, hz), win, step)
