@@ -90,9 +90,11 @@ with compile_notice(lambda s: None, tick_s=0) as notice:
     ds = run_scenario(sc)
 t_run = time.perf_counter() - t2
 event.unregister("numba:compile", listener)
-agg = {}
+agg, count = {}, {}
 for name, _t, dur in top:
     agg[name] = agg.get(name, 0.0) + dur
+    count[name] = count.get(name, 0) + 1
+agg = {(f"{k} x{count[k]}" if count[k] > 1 else k): v for k, v in agg.items()}
 print(json.dumps({"import": t_import, "load": t_load, "run": t_run, "compiling": notice.seconds,
                   "kernel_compile_time": float(ds["compile_time"]) if ds is not None else float("nan"),
                   "n_compiles": len(top), "top": sorted(agg.items(), key=lambda kv: -kv[1])[:6],

@@ -331,8 +331,15 @@ def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t
         settings=settings, atol=np.ascontiguousarray(atol * problem.atol_scale),
         rtol=np.ascontiguousarray(rtol * problem.rtol_scale),
         mass=np.ascontiguousarray(problem.mass if problem.mass is not None else np.ones(n)),
-        ev_out=np.full((cap, n + 2), np.nan), jac=problem.jac if problem.jac is not None else no_function,
+        ev_out=np.full((cap, n + 2), np.nan), jac=model_jacobian(problem, info),
         events=ev.fn if ev is not None else no_function)
+
+
+def model_jacobian(problem: Problem, info: registry.MethodInfo):
+    """The Jacobian function a kernel call of ``info`` receives: the model's for implicit methods, else the
+    do-nothing function (an explicit kernel never calls it: the model's Jacobian is then never compiled, which
+    spares a first run of an explicit method its compilation)."""
+    return problem.jac if problem.jac is not None and info.implicit else no_function
 
 
 def start_clock(a: CallArrays) -> None:
@@ -414,7 +421,8 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
                          "other than the identity; use an implicit method (bdf, ndf, radau5, trbdf2, ...)")
     extra = method_options(info, options) if extra_settings is None else tuple(extra_settings)
     spec, _ = problem_spec(problem, info, jacobian)
-    fns = (problem.rhs, problem.observe, problem.jac, problem.events.fn if problem.events else None)
+    fns = (problem.rhs, problem.observe, problem.jac if info.implicit else None,
+           problem.events.fn if problem.events else None)
     kernel, ctime = compiled_kernel(info.name, problem.params, fns, problem.precompile)
     if observe_interval < 0:
         raise ValueError(f"observe_interval = {observe_interval} must be >= 0")

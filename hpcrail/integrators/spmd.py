@@ -973,9 +973,10 @@ class SPMDProblem:
         return o
 
 
-def _compiled(kernel, problem: SPMDProblem, params):
+def _compiled(kernel, problem: SPMDProblem, params, implicit: bool = True):
     """The SPMD kernel compiled for the parameter type (a clone per type keeps numba's cache index of one
-    model's kernels free of other models' types, as :func:`hpcrail.integrators.driver.compiled_kernel`)."""
+    model's kernels free of other models' types, as :func:`hpcrail.integrators.driver.compiled_kernel`); the
+    model's Jacobian only for an implicit method (an explicit kernel never calls it)."""
     import types as pytypes
 
     from hpcrail.integrators.driver import _kernel_for, model_function_type
@@ -987,7 +988,7 @@ def _compiled(kernel, problem: SPMDProblem, params):
     argtys = (fty, fty, fty, fty, numba_typeof(params), i1, f1, f1, f1, types.float64[:, ::1], i1, types.float64,
               types.float64, f1, i1, f1, f1, f1, f1, i1, types.float64[:, ::1])
     fsig = fty.signature
-    for fn in (problem.rhs, problem.observe, problem.sync, problem.jac):
+    for fn in (problem.rhs, problem.observe, problem.sync, problem.jac if implicit else None):
         if fn is not None and fsig.args not in fn.overloads:
             fn.compile(fsig.args)
     cres = disp.overloads.get(argtys)
@@ -1059,7 +1060,8 @@ def integrate_spmd(problem: SPMDProblem, method: str, t_out: np.ndarray, t_final
     W = problem.n_workers
     locals_ = [problem.rank] if problem.workers == "mpi" else list(range(W))
     t0c = time.perf_counter()
-    entry = _compiled(kernel, problem, problem.params[0])
+    entry = _compiled(kernel, problem, problem.params[0], info.implicit)
+    jac = problem.jac if problem.jac is not None and info.implicit else problem.rhs   # explicit: never called
     ctime = time.perf_counter() - t0c
     red = np.zeros((2, P * KR))
     Y_out = np.full((t_out.size, n), np.nan)
@@ -1074,7 +1076,7 @@ def integrate_spmd(problem: SPMDProblem, method: str, t_out: np.ndarray, t_final
     codes = [RUNNING] * len(ws)
 
     def call(d, tp):
-        return entry(problem.rhs, problem.jac if problem.jac is not None else problem.rhs, problem.sync,
+        return entry(problem.rhs, jac, problem.sync,
                      problem.observe, d["params"], d["own"], d["y"], d["tstate"], t_out, Y_out, d["iout"], float(tp),
                      float(t_final), d["acc"], d["stats"], settings, atol_v, rtol_v, problem.mass, sspec, red)
 
