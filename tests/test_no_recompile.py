@@ -62,7 +62,7 @@ def test_explicit_methods_never_compile_the_jacobian(configs_dir, tmp_path):
 
     code = ("import sys, json\n"
             "from hpcrail.kinds import load_scenario\nfrom hpcrail.simulate import run_scenario\n"
-            "from hpcrail.models.ltd.kernel import ltd_jac_tables\n"
+            "from hpcrail.models.ltd.jacobian import ltd_jac_tables\n"
             "sc, _ = load_scenario(sys.argv[1], ['simulation.duration_s=1', 'integrator.method=' + sys.argv[2]])\n"
             "ds = run_scenario(sc)\n"
             "print(json.dumps([str(ds.status.values), len(ltd_jac_tables.signatures)]))\n")
