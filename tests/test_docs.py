@@ -257,6 +257,9 @@ def test_the_harness_fails_on_bad_commands():
         run_bash(Block("bash", "hpcrail sweep jobs/a.yaml --cluster slurm", "", 1))
     with pytest.raises(AssertionError, match="shell syntax"):
         commands("hpcrail run a.yaml | tee log")
+    # a Python block runs in a fresh interpreter: it cannot lean on what an earlier block (or the harness) imported
+    with pytest.raises(AssertionError, match="fresh interpreter"):
+        run_python(Block("python", "np.zeros(1)", "", 1), "x.md")
     assert commands("hpcrail run a.yaml \\\n  --set x=1 && hpcrail plot a.zarr  # note") == \
         [["hpcrail", "run", "a.yaml", "--set", "x=1"], ["hpcrail", "plot", "a.zarr"]]
 
