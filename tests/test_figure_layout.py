@@ -187,8 +187,7 @@ def test_running_safety_draws_two_metre_means_against_labelled_limits(runs):
     assert any(k.startswith("curvature") for k in axes), list(axes)
     # the figure's 2 m means are the standard's: their maxima are those of running_safety() (EN 14363 §7) on the
     # same samples to round-off (every wheelset at the leading wheelset's position: the same windows)
-    from hpcrail.kinds.railway_vehicle.figures import two_metre_means
-    from hpcrail.results.running_safety import running_safety
+    from hpcrail.results.running_safety import running_safety, two_metre_means
 
     sub = ds.isel(detailed_vehicle=0)
     m = two_metre_means(sub, {})
@@ -262,8 +261,7 @@ def test_declared_limits_are_drawn_on_study_metrics():
     assert limit_line(ax2, 0.8, "limit 0.8", show=limit_in_view([0.01, 0.02], 0.8)) is None
     assert "off the scale" in ax2.texts[-1].get_text()
     attrs = kinds.get("mixed_train").output("worst_y_over_q").attrs()
-    assert attrs["limit"] == 0.8 and attrs["limit_config"] == "output.en14363.y_q_limit"
-    assert kinds.get("mixed_train").output("sum_y").attrs()["limit"] == "sum_y_limit"
+    assert attrs["limit"] == 0.8 and attrs["limit_source"].startswith("EN 14363")
 
 
 @pytest.mark.parametrize("fmt,magic", [("pdf", b"%PDF"), ("svg", b"<?xml"), ("png", b"\x89PNG")])
@@ -308,8 +306,9 @@ def test_plot_of_a_sweep_member_draws_what_was_kept_and_options_never_overwrite(
     before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "demo_figures").glob("*.png")}
     r = CliRunner().invoke(cli.app, ["plot", str(run), "--select", "coupler=1", "--x", "distance", "--format", "svg"])
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in (tmp_path / "demo_figures" / "coupler-1_x-distance").iterdir()) == [
-        "force_envelope.svg", "force_heatmap.svg", "force_time.svg"]
+    made = {p.name for p in (tmp_path / "demo_figures" / "coupler-1_x-distance").iterdir()}
+    assert {"force_envelope.svg", "force_heatmap.svg", "force_time.svg"} <= made and all(
+        n.endswith(".svg") for n in made)
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "demo_figures").glob("*.png")} == before
     r = CliRunner().invoke(cli.app, ["plot", str(run), "--format", "jpeg"])
     assert r.exit_code == 2 and "allowed: png, pdf, svg" in r.output

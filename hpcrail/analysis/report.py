@@ -38,7 +38,7 @@ import pandas as pd
 import xarray as xr
 
 from hpcrail.analysis.accessor import SUCCESS, as_strings
-from hpcrail.results.plotting import axes_title, config_of, finish, integer_ticks, is_integer_valued, is_logarithmic, \
+from hpcrail.results.plotting import axes_title, finish, integer_ticks, is_integer_valued, is_logarithmic, \
     legend_outside, level_colours, limit_in_view, limit_line, limit_of, new_figure, save_options, suptitle
 from hpcrail.results.units import clip_magnitude, display_units, label, pretty_units, to_display
 
@@ -59,6 +59,8 @@ class Report:
     files: list
     skipped: dict
     sobol: pd.DataFrame | None = None
+    makeup_ranking: pd.DataFrame | None = None
+    makeup_sensitivity: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -168,11 +170,10 @@ def declared_attrs(ds, name: str) -> dict:
 def _draw_limit(ax, ds, m, shown) -> None:
     """The metric's limit (if it declares one) as a labelled line: on the data's scale when the data reach
     a quarter of it, else a note at the edge saying where it is."""
-    lim, text = limit_of(ds, m, declared_attrs(ds, m), config_of(ds))
+    lim, text = limit_of(ds, m, declared_attrs(ds, m))
     if lim is None:
         return
-    lim = float(np.nanmin(lim)) if np.ndim(lim) else float(lim)
-    words = f"limit {lim:g}" + (f" ({text})" if text and text != "at the limit" else "")
+    words = f"limit {lim:g}" + (f" ({text})" if text else "")
     limit_line(ax, lim, words, show=limit_in_view(shown, lim))
 
 
@@ -515,20 +516,25 @@ def kind_figure_names(ds) -> set:
     return names
 
 
-def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None, *,
-                 format: str = "png", dpi: float | None = None) -> Report:
+def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
+                 rank_by: str | None = None, *, format: str = "png", dpi: float | None = None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) as ``format`` (png, pdf, svg) at
-    ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).  ``metrics``: only these metrics.  Raises ``ValueError`` for a dataset
-    without swept parameters (a single run: see ``hpcrail plot``) or an unknown format."""
+    ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).
+    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's).
+    Raises ``ValueError`` for a dataset without swept parameters (a single run: see ``hpcrail plot``) or an
+    unknown format."""
     with save_options(format, dpi):
-        return _write_report(ds, outdir, metrics)
+        return _write_report(ds, outdir, metrics, rank_by)
 
 
-def _write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None) -> Report:
+def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
+                  rank_by: str | None = None) -> Report:
     ds = ds.hpcrail._flat()
     params = ds.hpcrail.parameters
     if not params:
         raise ValueError("not a sweep store: no swept parameter coordinates (a single run: hpcrail plot)")
+    # a make-up study's code (one string per scenario) is a label, not an axis: its features are the axes
+    params = [p for p in params if not (ds[p].attrs.get("sweep_source") == "makeup" and ds[p].dtype.kind in "OUS")]
     metrics = [m for m in (metrics or ds.hpcrail.metrics) if m in ds and ds[m].dims == ("scenario",)]
     envs = envelope_variables(ds)
     keep = list(dict.fromkeys(metrics + envs + ["status", "done"]))
@@ -564,7 +570,17 @@ def _write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None 
         msgs = as_strings(ds["message"].values) if "message" in ds else None
         files.append(_failure_figure(sub, params, status, done, outdir, msgs))
     files += kind_report_figures(ds, outdir, skipped)
-    return Report(files=files, skipped=skipped, sobol=table)
+    rank = sens = None
+    from hpcrail.analysis import makeup
+
+    if makeup.is_makeup(ds):
+        try:
+            rank = makeup.ranking(ds, metric=rank_by)
+            files += makeup.makeup_figures(ds, outdir, rank_by)
+            sens = makeup.pattern_sensitivity(ds, rank_by)
+        except ValueError as exc:
+            skipped["make-up ranking"] = str(exc)
+    return Report(files=files, skipped=skipped, sobol=table, makeup_ranking=rank, makeup_sensitivity=sens)
 
 
 __all__ = ["write_report", "Report", "plottable_metrics", "is_noise", "envelope_variables"]

@@ -17,7 +17,7 @@ from typing import List, Optional
 
 import typer
 
-from hpcrail.cli import EXIT_CONFIG, EXIT_FAILED_RUN, app, config_error_exit, console, err_console
+from hpcrail.cli import EXIT_CONFIG, EXIT_FAILED_RUN, app, build_error_exit, config_error_exit, console, err_console
 from hpcrail.config import ConfigError
 
 
@@ -29,11 +29,11 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None, keep_
     Returns ``[(path, seconds, status), ...]``: wall seconds spent per scenario (compilation or loading,
     plus the short run) and the run's status (``keep_going``: a scenario that raises gets the status
     ``"failed: <error>"`` and the next one runs; ``done(row)`` is called as each finishes).  Raises
-    :class:`hpcrail.config.ConfigError` for an invalid file or override (nothing is run after it) and
-    ValueError for ``duration_s <= 0``.
+    :class:`hpcrail.config.ConfigError` for an invalid file or override (nothing is run after it) or a model
+    that cannot be built from it (located like a validation error) and ValueError for ``duration_s <= 0``.
     """
     from hpcrail._numba import compile_notice
-    from hpcrail.kinds import load_scenario
+    from hpcrail.kinds import load_scenario, locate_issues
     from hpcrail.simulate import run_scenario
 
     if not duration_s > 0:
@@ -42,14 +42,17 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None, keep_
     for p in paths:   # validate every file first: a typo in the last one should not cost the others' compile
         sc, _doc = load_scenario(p, list(overrides))
         d = min(duration_s, sc.simulation.duration_s)
-        sc, _doc = load_scenario(p, [*overrides, f"simulation.duration_s={d!r}"])
-        loaded.append((str(p), sc))
+        sc, doc = load_scenario(p, [*overrides, f"simulation.duration_s={d!r}"])
+        loaded.append((str(p), sc, doc))
     out = []
-    for name, sc in loaded:
+    for name, sc, doc in loaded:
         t0 = time.perf_counter()
         try:
             with compile_notice(say or (lambda text: None), text=f"{name}: compiling numba kernels"):
-                ds = run_scenario(sc)
+                try:
+                    ds = run_scenario(sc)
+                except ConfigError as exc:
+                    raise locate_issues(exc, doc) from None
         except Exception as exc:   # noqa: BLE001 - keep_going: the next scenario still warms up
             if not keep_going:
                 raise
@@ -162,6 +165,8 @@ def warmup(scenarios: Optional[List[Path]] = typer.Argument(None, help="scenario
                                   done=(lambda r: typer.echo(f"{r[0]}\t{r[1]:.3f}\t{r[2]}")) if report_only else None)
     except ConfigError as exc:
         config_error_exit(exc)
+    except Exception as exc:  # noqa: BLE001 - a model that could not be built: one line, no traceback
+        build_error_exit(exc, ", ".join(map(str, paths)))
     failed = 0
     if report_only:     # the rows went out as each scenario finished
         return

@@ -85,11 +85,9 @@ class Output:
     says whether the output exists for a scenario (None: always) and ``when_text`` says it in words.
     ``missing`` says where NaN values are legitimate (e.g. "NaN for bodies without a pitch degree of
     freedom"); an output with an empty ``missing`` must be finite everywhere in a completed run.
-    ``limit``: the limit the quantity is judged against — a number in ``units``, or the name of the output
-    holding each element's limit (e.g. ``sum_y_limit``) — and ``limit_text`` where it comes from (e.g.
-    "EN 14363, R ≥ 250 m"); ``limit_config``: the dotted path of the scenario field that sets the limit
-    when it is configurable (``limit`` is then its default).  Figures draw and label it (dataset attributes
-    ``limit``, ``limit_source``, ``limit_config``).
+    ``limit``: the upper limit of an assessment quantity (same units; a run may state its own in the output's
+    ``value_attrs``) and ``limit_source`` what sets it (a standard and its clause): tables, ``--json``,
+    reports and figures show the limit, the ratio and a verdict (:mod:`hpcrail.results.verdicts`).
     """
 
     name: str
@@ -104,9 +102,8 @@ class Output:
     when: Callable[[Any], bool] | None = dataclasses.field(default=None, compare=False)
     when_text: str = ""
     missing: str = ""
-    limit: float | str | None = None
-    limit_text: str = ""
-    limit_config: str = ""
+    limit: float | None = None
+    limit_source: str = ""
 
     def __post_init__(self):
         where = f"output {self.name!r}"
@@ -150,15 +147,8 @@ class Output:
             raise ValueError(f"{where}: when must be a callable scenario -> bool or None")
         if self.when is not None and not self.when_text:
             raise ValueError(f"{where}: a conditional output needs when_text (the condition in words)")
-        if self.limit is not None:
-            if isinstance(self.limit, str):
-                if not self.limit.isidentifier():
-                    raise ValueError(f"{where}: limit {self.limit!r} must be a number or an output's name")
-            elif isinstance(self.limit, bool) or not (isinstance(self.limit, (int, float))
-                                                       and math.isfinite(self.limit)):
-                raise ValueError(f"{where}: limit must be a finite number or an output's name")
-            if not self.limit_text:
-                raise ValueError(f"{where}: a limit needs limit_text (where the limit comes from)")
+        if self.limit is not None and (self.dtype == "str" or not math.isfinite(self.limit) or not self.limit_source):
+            raise ValueError(f"{where}: a limit is a finite number of a numeric output, with its limit_source")
 
     # ------------------------------------------------------------------------------------------
     def applies(self, scenario) -> bool:
@@ -178,10 +168,8 @@ class Output:
         if self.missing:
             a["nan_means"] = self.missing
         if self.limit is not None:
-            a["limit"] = self.limit if isinstance(self.limit, str) else float(self.limit)
-            a["limit_source"] = self.limit_text
-            if self.limit_config:
-                a["limit_config"] = self.limit_config
+            a["limit"] = float(self.limit)
+            a["limit_source"] = self.limit_source
         return a
 
     def with_dim(self, dim: str, *, prefix: str = "", label: str = "") -> "Output":
@@ -320,8 +308,9 @@ def format_value(value, out: Output) -> str:
     return f"{d:.4g}"
 
 
-def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
-    """``(name, value, display unit, long_name)`` rows of the outputs ``names`` present in ``ds``."""
+def summary_rows(outputs, ds, names, *, raw: bool = False) -> list[tuple]:
+    """``(name, value, display unit, long_name)`` rows of the outputs ``names`` present in ``ds`` (``raw``: each
+    row followed by the value in SI units and the variable's attributes, for verdicts)."""
     table = {o.name: o for o in outputs}
     rows = []
     for name in names:
@@ -329,14 +318,18 @@ def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
         if o is None or name not in ds:
             continue
         v = ds[name].values
+        a = dict(ds[name].attrs)
         unit = "" if o.display_units == "1" else o.display_units
         if getattr(v, "ndim", 0) == 1:  # one row per element, labelled by the dimension's coordinate
             dim = ds[name].dims[0]
             labels = ds[dim].values if dim in ds.coords else range(1, v.size + 1)
             for lab, x in zip(labels, v):
-                rows.append((f"{name} ({lab})", format_value(x, o), unit, o.long_name))
+                row = (f"{name} ({lab})", format_value(x, o), unit, o.long_name)
+                rows.append(row + (x, a) if raw else row)
             continue
-        rows.append((name, format_value(v.item() if getattr(v, "ndim", 0) == 0 else v, o), unit, o.long_name))
+        x = v.item() if getattr(v, "ndim", 0) == 0 else v
+        row = (name, format_value(x, o), unit, o.long_name)
+        rows.append(row + (x, a) if raw else row)
     return rows
 
 

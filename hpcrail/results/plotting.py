@@ -223,6 +223,35 @@ def level_colours(n: int):
 MARKERS = "osD^v<>phP*X"
 
 
+def wheel_styles(names) -> list[tuple]:
+    """(colour, line style) per wheel: one colour per wheelset, left wheel solid, right wheel dashed."""
+    sets = list(dict.fromkeys(str(n).split()[0] for n in names))
+    cols = level_colours(len(sets))
+    return [(cols[sets.index(str(n).split()[0])], "-" if "left" in str(n) else "--") for n in names]
+
+
+def mark_max(ax, x, y, text_of, key=None) -> None:
+    """A marker at the largest value of ``key`` (default ``y``; float64[k, n]) drawn at ``y`` with a text
+    ``text_of(k, e)`` (``key = |y|`` marks the largest magnitude, ``-y`` the most negative value)."""
+    key = y if key is None else key
+    if not np.isfinite(key).any():
+        return
+    k, e = np.unravel_index(int(np.nanargmax(key)), key.shape)
+    below = y[k, e] >= 0
+    ax.plot([x[k]], [y[k, e]], "o", ms=5, mfc="none", mec="k", mew=1.0, zorder=5, label="_max")
+    ax.annotate(text_of(k, e), (x[k], y[k, e]), xytext=(6, -2 if below else 2), textcoords="offset points",
+                fontsize=7, va="top" if below else "bottom", zorder=5)
+
+
+def declared_attrs(outputs, name: str) -> dict:
+    """The attributes an output declaration table (``outputs``: a kind's :class:`~hpcrail.results.outputs.Output`
+    tuple) gives output ``name`` ({} when it has none): limits for stores written before limits were declared."""
+    for o in outputs:
+        if o.name == name:
+            return o.attrs()
+    return {}
+
+
 def config_of(ds) -> dict:
     """The scenario configuration stored with a dataset (``config_yaml``; a sweep store's
     ``base_config_yaml``) as a plain mapping ({} when there is none)."""
@@ -236,35 +265,22 @@ def config_of(ds) -> dict:
     return cfg if isinstance(cfg, dict) else {}
 
 
-def limit_of(ds, name: str, attrs: dict | None = None, config: dict | None = None):
-    """``(limit, text)`` of variable ``name`` in its display units: a number, or float64[n] per element when
-    the limit is another variable (e.g. the Prud'homme limit of each wheelset); the scenario's own value
-    when the limit is configurable (``limit_config``, read from ``config`` or the dataset's configuration).
-    ``(None, "")`` when the variable declares no limit.  ``attrs``: the declaration's attributes when the
-    dataset's lack them (stores written before limits were declared)."""
+def limit_of(ds, name: str, attrs: dict | None = None):
+    """``(limit, source)`` of variable ``name`` in its display units: the run's own limit (the variable's
+    ``limit`` attribute: a scenario's ``y_q_limit``, see :mod:`hpcrail.results.verdicts`), else the declaration's
+    (``attrs``: for stores written before limits were declared); ``(None, "")`` without one."""
     a = dict(attrs or {})
     if name in ds.variables:
-        a.update({k: v for k, v in ds[name].attrs.items() if k.startswith("limit")} or {})
-        for k in ("units", "display_units", "display_scale"):
-            if k in ds[name].attrs:
-                a[k] = ds[name].attrs[k]
+        a.update({k: v for k, v in ds[name].attrs.items() if k in ("limit", "limit_source", "units",
+                                                                    "display_units", "display_scale")})
     lim = a.get("limit")
-    if lim is None:
+    try:
+        lim = float(lim) if lim is not None else None
+    except (TypeError, ValueError):
+        lim = None
+    if lim is None or not np.isfinite(lim):
         return None, ""
-    text = str(a.get("limit_source", "limit"))
-    if isinstance(lim, str):
-        if lim not in ds.variables:
-            return None, ""
-        return to_display(np.asarray(ds[lim].values, float), ds[lim].attrs), text
-    value = float(lim)
-    path = a.get("limit_config")
-    if path:
-        node = config if config is not None else config_of(ds)
-        for part in str(path).split("."):
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, (int, float)) and not isinstance(node, bool):
-            value = float(node)
-    return float(to_display(value, a)), text
+    return float(to_display(lim, a)), str(a.get("limit_source", ""))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -647,5 +663,5 @@ def pick_elements(ds, dim: str, requested=None, default=(), limit: int = 8) -> l
 __all__ = ["new_figure", "finish", "title", "time_window", "x_axis", "series_lines", "heatmap", "pick_elements", "DPI",
            "FORMATS", "save_options", "FigureNote", "note", "suptitle", "axes_title", "legend_outside", "limit_line",
            "limit_in_view", "integer_ticks", "is_logarithmic", "is_integer_valued", "level_colours", "MARKERS",
-           "config_of", "limit_of", "parameter_names", "level_text", "parameter_label", "Encoding",
+           "config_of", "limit_of", "wheel_styles", "mark_max", "declared_attrs", "parameter_names", "level_text", "parameter_label", "Encoding",
            "encode_parameters", "values_of", "MAX_FACETS", "RouteSection", "route_at", "track_route", "curve_spans", "route_panel", "shade_curves", "layout_problems"]

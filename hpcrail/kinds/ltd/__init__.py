@@ -60,7 +60,11 @@ KIND = ModelKind(
     linearisation=None,
     run_figures=TRAIN_FIGURES + (
         Figure("friction", "relative velocities, relative displacements and one connection's force (Oprea 2018 "
-               "Figs 3-5)", lazy(f"{_FIG}:friction_figures"), _has_friction_results),),
+               "Figs 3-5)", lazy(f"{_FIG}:friction_figures"), _has_friction_results),
+        Figure("running_safety", "quasi-static running safety of every vehicle: its maxima over their limits "
+               "along the train, locomotives and flags marked, the verdict",
+               lazy("hpcrail.kinds.ltd.safety_figures:running_safety"),
+               lazy("hpcrail.kinds.ltd.safety_figures:has_running_safety")),),
     report_figures=TRAIN_REPORT_FIGURES,
     summary=SUMMARY,
     summary_title="benchmark metrics (Bosso et al. 2024, Tables 1-2)",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from hpcrail.kinds.ltd.couplers import uses_output
+from hpcrail.kinds.ltd.safety import SAFETY_OUTPUTS, SAFETY_SUMMARY
 from hpcrail.results.outputs import Dim, Output, Shape
 
 VEHICLE = Dim("vehicle", "vehicle number, 1 = head")
@@ -181,9 +182,11 @@ LTD_FRICTION = (
 )
 
 LTD_OUTPUTS = (LTD_SERIES + COUPLER_ENVELOPES + TRAIN_METRICS + TRAIN_SCALARS + LTD_ENERGY + COUPLER_NEWTON
-               + LTD_FRICTION)
-#: what ``hpcrail run`` prints
-SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",)
+               + LTD_FRICTION + SAFETY_OUTPUTS)
+#: every series of the LTD kind (a run's samples are subset to the requested times by these names)
+SERIES_NAMES = tuple(o.name for o in LTD_OUTPUTS if o.role == "series")
+#: what ``hpcrail run`` prints: the benchmark metrics, then the quasi-static running safety of the consist
+SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + SAFETY_SUMMARY
 
 
 #: attributes of the ``vehicle_kind`` coordinate (locomotive positions for figures and analysis)

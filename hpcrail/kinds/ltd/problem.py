@@ -2,46 +2,21 @@
 and the choice of the run path's backend (monolithic or hidden-vehicle blocks)."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba
 from numba import types
 
+from hpcrail.partition.backend import Backend, Capabilities, choose
 from hpcrail.integrators import Problem
 from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.kinds.ltd.build import build_ltd
-from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jac_tables, ltd_jacobian_pattern, ltd_rtol_scale
-from hpcrail.models.ltd.kernel import (
-    ltd_observe,
-    ltd_observe_tables,
-    ltd_outputs,
-    ltd_outputs_tables,
-    ltd_rhs,
-    ltd_rhs_tables,
-)
-
-
-class LTDKernels(NamedTuple):
-    """The compiled functions one LTD train runs with (numba dispatchers, integrator contract)."""
-    rhs: object
-    jac: object
-    observe: object
-    outputs: object
+from hpcrail.models.ltd.jacobian import ltd_jacobian_pattern, ltd_rtol_scale
+from hpcrail.models.ltd.kernels import LTDKernels, ltd_kernels  # noqa: F401  (re-exported: the kind's kernels)
 
 
 def outputs_argtypes(p) -> tuple:
     """numba argument types of ``LTDKernels.outputs`` as :mod:`hpcrail.kinds.ltd.result` calls it."""
     f1, f2, f3 = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1]
     return (f1, f2, numba.typeof(p), f3, f2, f1, f1)
-
-
-def ltd_kernels(p) -> LTDKernels:
-    """Kernels for the train of parameters ``p``: trains without noninertial couplers get the table-law
-    variants, which never compile the noninertial coupler's Newton solver (bitwise the same results;
-    the first run of train 4 compiles ~40 % less, issue 17 item 5)."""
-    if p.n_noninertial == 0:
-        return LTDKernels(ltd_rhs_tables, ltd_jac_tables, ltd_observe_tables, ltd_outputs_tables)
-    return LTDKernels(ltd_rhs, ltd_jac, ltd_observe, ltd_outputs)
 
 
 def ltd_problem(sc):
@@ -58,17 +33,22 @@ def ltd_problem(sc):
     return model, prob
 
 
-def choose_backend(sc, threads: int | None = None) -> str:
-    """``off``, ``threads`` or ``mpi`` for the scenario's ``partition:`` block (see
-    :func:`hpcrail.partition.layout.choose_backend`): ``auto`` stays monolithic for consists with
-    laws the blocks do not evaluate."""
+#: what the LTD kind's run path offers (hidden-vehicle blocks on threads and MPI ranks, distributed state on both)
+CAPABILITIES = Capabilities(threads=True, mpi=True, distributed=True)
+
+
+def backend(sc, threads: int | None = None) -> Backend:
+    """How an LTD scenario runs (:func:`hpcrail.partition.backend.choose`): ``auto`` stays monolithic for
+    consists with laws the blocks do not evaluate."""
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
-    from hpcrail.partition.layout import choose_backend as choose
 
-    spec = sc.partition
-    if spec.backend == "auto" and unpartitionable_laws(sc):
-        return "off"
-    return choose(spec, len(sc.vehicle_type_names()), threads)
+    return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method, threads=threads,
+                  unpartitionable=unpartitionable_laws(sc) if sc.partition.backend == "auto" else ())
 
 
-__all__ = ["ltd_problem", "ltd_kernels", "LTDKernels", "choose_backend"]
+def choose_backend(sc, threads: int | None = None) -> str:
+    """``off``, ``threads`` or ``mpi``: :func:`backend`'s name."""
+    return backend(sc, threads).name
+
+
+__all__ = ["ltd_problem", "ltd_kernels", "LTDKernels", "backend", "choose_backend", "CAPABILITIES"]

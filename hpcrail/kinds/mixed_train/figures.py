@@ -20,11 +20,10 @@ import numpy as np
 import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
-from hpcrail.results.plotting import axes_title, config_of, curve_spans, encode_parameters, finish, integer_ticks, \
-    legend_outside, level_colours, level_text, limit_line, limit_of, new_figure, note, parameter_names, route_panel, \
-    shade_curves, suptitle, track_route, values_of
-from hpcrail.kinds.railway_vehicle.figures import declared, en14363_settings, mark_max as _mark_max, two_metre_means, \
-    wheel_styles as _wheel_style
+from hpcrail.results.plotting import axes_title, config_of, curve_spans, declared_attrs, encode_parameters, finish, \
+    legend_outside, level_colours, level_text, limit_line, limit_of, mark_max, new_figure, note, parameter_names, \
+    route_panel, shade_curves, suptitle, track_route, values_of, wheel_styles
+from hpcrail.results.running_safety import en14363_settings, two_metre_means
 from hpcrail.results.units import label, to_display
 
 
@@ -42,7 +41,23 @@ def route(ds: xr.Dataset) -> list:
 def _declared(name: str) -> dict:
     from hpcrail.kinds.mixed_train.outputs import MIXED_TRAIN_OUTPUTS
 
-    return declared(name, MIXED_TRAIN_OUTPUTS)
+    return declared_attrs(MIXED_TRAIN_OUTPUTS, name)
+
+
+def _verdict_title(ax, sub, name: str, lim, what: str = "") -> None:
+    """The EN 14363 assessment of a panel as its title: the run's 2 m-mean maximum ``name``, its ratio to the
+    limit and the verdict (:mod:`hpcrail.results.verdicts`), red when exceeded."""
+    from hpcrail.results.verdicts import EXCEEDED, verdict
+
+    if name not in sub or lim is None:
+        return
+    val = float(sub[name])
+    if not np.isfinite(val):
+        return
+    v = verdict(val, lim)
+    head = f"{what} 2 m mean maximum" if what else "2 m mean maximum"
+    ax.set_title(f"{head} {val:.3g} of {lim:g} (ratio {val / lim:.2f}): {v}", fontsize=9, loc="left",
+                 color="tab:red" if v == EXCEEDED else "tab:green")
 
 
 def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, *, x: str = "distance", t_max: float | None = None,
@@ -96,22 +111,23 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, *, x: str = "dist
             f = np.stack([to_display(sub[n].values, sub[n].attrs) for n in ("front_coupler_force",
                           "rear_coupler_force") if n in sub], axis=1) if "front_coupler_force" in sub else None
             if f is not None and np.isfinite(f).any() and np.nanmin(f) < 0:
-                _mark_max(ax, xs, f, lambda k, e: f"peak buff {-f[k, e]:.0f} kN", key=-f)
+                mark_max(ax, xs, f, lambda k, e: f"peak buff {-f[k, e]:.0f} kN", key=-f)
             ax.set_ylabel("in-train force [kN]\n(+ draft, − buff)", fontsize=9)
             legend_outside(ax)
         wheels = [str(w) for w in sub["wheel"].values] if "wheel" in sub.dims else []
-        styles = _wheel_style(wheels)
-        for name, ylab in (("y_over_q", "Y/Q"), ("wheel_unloading", "ΔQ/Q")):
+        styles = wheel_styles(wheels)
+        for name, ylab, worst in (("y_over_q", "Y/Q", "max_y_over_q"), ("wheel_unloading", "ΔQ/Q",
+                                                                        "max_wheel_unloading")):
             if name not in axes:
                 continue
             ax = axes[name]
-            lim, lim_text = limit_of(sub, name, _declared(name), cfg)
+            lim, lim_text = limit_of(sub, worst, _declared(worst))     # the run's own limit (y_q_limit ...)
             if name in means:
                 c, y = to_x(means["s"]), means[name]
                 for k, (col, ls) in enumerate(styles):
                     ax.plot(c, y[:, k], ls, color=col, lw=1.0, label=wheels[k])
                 ax.set_ylabel(f"{ylab} 2 m mean", fontsize=9)
-                _mark_max(ax, c, y, lambda k, e: f"max {y[k, e]:.3g} ({wheels[e]}, {means['s'][k]:.0f} m)")
+                mark_max(ax, c, y, lambda k, e: f"max {y[k, e]:.3g} ({wheels[e]}, {means['s'][k]:.0f} m)")
                 if lim is not None:
                     limit_line(ax, lim, f"limit {lim:g} ({lim_text})")
             else:
@@ -121,16 +137,18 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, *, x: str = "dist
                 ax.set_ylabel(f"{ylab} (instantaneous)", fontsize=9)
                 if lim is not None:
                     limit_line(ax, lim, f"limit {lim:g} of the 2 m mean ({lim_text})")
+            _verdict_title(ax, sub, worst, lim)
             legend_outside(ax, ncol=1)
         if "sum_y" in axes:
             ax = axes["sum_y"]
-            lims, lim_text = limit_of(sub, "sum_y", _declared("sum_y"), cfg)
+            lims = to_display(sub["sum_y_limit"].values, sub["sum_y_limit"].attrs) if "sum_y_limit" in sub else None
+            lim_text = "Prud'homme limit α (10 kN + P0/3), EN 14363"
             ws = [str(w) for w in sub["wheelset"].values]
             cols = level_colours(len(ws))
             if "sum_y" in means:
                 c, y = to_x(means["s"]), to_display(means["sum_y"], sub["sum_y"].attrs)
                 ax.set_ylabel("ΣY 2 m mean [kN]\n(+ left)", fontsize=9)
-                _mark_max(ax, c, y, lambda k, e: f"max |ΣY| {abs(y[k, e]):.3g} kN ({ws[e]})", key=np.abs(y))
+                mark_max(ax, c, y, lambda k, e: f"max |ΣY| {abs(y[k, e]):.3g} kN ({ws[e]})", key=np.abs(y))
             else:
                 c, y = xs, to_display(sub["sum_y"].transpose("time", "wheelset").values, sub["sum_y"].attrs)
                 ax.set_ylabel("ΣY [kN] (+ left,\ninstantaneous)", fontsize=9)
@@ -147,6 +165,7 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, *, x: str = "dist
                         for sign in (1, -1):
                             limit_line(ax, sign * float(lims[k]), f"{w} {sign * lims[k]:+.3g} kN", color=cols[k],
                                        ls=":")
+            _verdict_title(ax, sub, "sum_y_ratio", 1.0, "|ΣY| / Prud'homme limit")
             legend_outside(ax)
         if "lateral" in axes:
             ax = axes["lateral"]
@@ -228,15 +247,21 @@ def running_safety_vs_buff(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list
                     ax.scatter([x_all[i]], [y_all[i]], s=38, marker=enc.marker_of(mvals[i]) if enc.marker else "o",
                                color=enc.colour_of(cvals[i]) if enc.colour else "C0", edgecolor="k", lw=0.5,
                                zorder=3)
-            lim, lim_text = limit_of(ds, name, _declared(name), cfg)
-            if lim is not None:
-                limit_line(ax, lim, f"limit {lim:g}" + (f" ({lim_text})" if lim_text != "at the limit" else ""))
+            lim, lim_text = limit_of(ds, name, _declared(name))
+            parts, colour = [], "k"
+            if enc.facet:
+                parts.append(f"{ds[enc.facet].attrs.get('long_name', enc.facet)} = {level_text(ds, enc.facet, flevel)}")
+            if lim is not None:      # the verdicts of the row's scenarios (hpcrail.results.verdicts: value > limit)
+                limit_line(ax, lim, f"limit {lim:g}" + (f" ({lim_text})" if lim_text else ""))
+                y_row = y_all[in_row]
+                n_ex = int(np.sum(y_row > lim))
+                parts.append(f"{n_ex} of {y_row.size} scenarios EXCEEDED" if n_ex else f"all {y_row.size} PASS")
+                colour = "tab:red" if n_ex else "tab:green"
+            if parts:
+                axes_title(ax, ": ".join(parts), fontsize=8, loc="left", color=colour)
             ax.set_ylabel(label(a, name), fontsize=8)
             ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
             ax.grid(alpha=0.3)
-            if enc.facet:
-                axes_title(ax, f"{ds[enc.facet].attrs.get('long_name', enc.facet)} = "
-                               f"{level_text(ds, enc.facet, flevel)}", fontsize=8)
         for c in range(len(metrics)):
             if r == len(rows) - 1:
                 axes[r, c].set_xlabel(label(xa, "peak_buff_force_at_detailed"), fontsize=8)

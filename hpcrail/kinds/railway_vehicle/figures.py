@@ -13,10 +13,18 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from hpcrail.results.plotting import config_of, curve_spans, finish, legend_outside, level_colours, limit_line, \
-    limit_of, new_figure, route_panel, shade_curves, suptitle, title, track_route
-from hpcrail.results.running_safety import lowpass, sliding_mean
+from hpcrail.results.plotting import config_of, curve_spans, declared_attrs, finish, legend_outside, limit_line, \
+    limit_of, mark_max, new_figure, route_panel, shade_curves, suptitle, title, track_route, wheel_styles
+from hpcrail.results.running_safety import en14363_settings, two_metre_means
 from hpcrail.results.units import label, to_display
+
+
+def declared(name: str) -> dict:
+    """The attributes the railway-vehicle kind declares for output ``name`` (limits of stores written before
+    limits were declared)."""
+    from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS
+
+    return declared_attrs(RAILWAY_VEHICLE_OUTPUTS, name)
 
 
 def has_series(ds: xr.Dataset) -> bool:
@@ -29,95 +37,6 @@ def route(ds: xr.Dataset) -> list:
     cfg = config_of(ds)
     track = cfg.get("track") if isinstance(cfg.get("track"), dict) else {}
     return track_route(track.get("sections") or [], 0.0, float(cfg.get("grade_permille") or 0.0))
-
-
-def declared(name: str, outputs=None) -> dict:
-    """The attributes the kind declares for output ``name`` (``outputs``: a declaration table, default the
-    railway-vehicle kind's): limits for stores written before limits were declared."""
-    if outputs is None:
-        from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS as outputs
-    for o in outputs:
-        if o.name == name:
-            return o.attrs()
-    return {}
-
-
-def _increasing(s: np.ndarray) -> np.ndarray:
-    """Indices of the samples where the track position ``s`` advances (a stopped vehicle repeats positions)."""
-    keep = np.isfinite(s)
-    run_max = np.maximum.accumulate(np.where(keep, s, -np.inf))
-    first = np.r_[True, run_max[1:] > run_max[:-1]]
-    return np.flatnonzero(keep & first)
-
-
-def two_metre_means(sub: xr.Dataset, en: dict) -> dict:
-    """EN 14363 sliding means of one vehicle's series (``sub``: dims ``time`` and ``wheel``/``wheelset``), as
-    :func:`hpcrail.results.running_safety.running_safety` forms them: forces low-passed (``en["lowpass_hz"]``,
-    default 20 Hz), then means over ``en["window_m"]`` (2 m) of track every ``en["step_m"]`` (0.5 m) along the
-    leading wheelset's position ``distance`` (every wheelset passes the same windows, shifted by a constant).
-    Y/Q from the filtered Y and Q when the dataset has them, else from its Y/Q series; ΔQ/Q from the mean of
-    Q and the static wheel loads, else from its series (linear in Q: the same mean).
-
-    Returns ``{"s": window centres float64[m] [m], "y_over_q": float64[m, wheels], "wheel_unloading": ...,
-    "sum_y": float64[m, wheelsets] [N]}`` (the quantities the dataset allows); {} without ``distance``."""
-    if "distance" not in sub:
-        return {}
-    s = np.asarray(sub["distance"].values, float)
-    idx = _increasing(s)
-    if idx.size < 3:
-        return {}
-    s = s[idx]
-    t = np.asarray(sub["time"].values, float)[idx]
-    dt = float(np.median(np.diff(t)))
-    win, step, hz = float(en.get("window_m", 2.0)), float(en.get("step_m", 0.5)), float(en.get("lowpass_hz", 20.0))
-
-    def series(name):
-        return np.nan_to_num(np.asarray(sub[name].transpose("time", ...).values, float)[idx])
-
-    out: dict = {}
-    if "wheel_load" in sub and "lateral_force" in sub:
-        qf, yf = lowpass(series("wheel_load"), dt, hz), lowpass(series("lateral_force"), dt, hz)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            yq = np.where(qf > 0, yf / qf, 0.0)
-        out["s"], out["y_over_q"] = sliding_mean(s, yq, win, step)
-    elif "y_over_q" in sub:
-        out["s"], out["y_over_q"] = sliding_mean(s, lowpass(series("y_over_q"), dt, hz), win, step)
-    if "wheel_load" in sub and "static_wheel_load" in sub:     # (Q0 - Q)/Q0 of the mean Q, as the standard
-        q0 = np.asarray(sub["static_wheel_load"].values, float)
-        out["s"], mq = sliding_mean(s, lowpass(series("wheel_load"), dt, hz), win, step)
-        out["wheel_unloading"] = (q0[None, :] - mq) / q0[None, :]
-    elif "wheel_unloading" in sub:
-        out["s"], out["wheel_unloading"] = sliding_mean(s, lowpass(series("wheel_unloading"), dt, hz), win, step)
-    if "sum_y" in sub:
-        out["s"], out["sum_y"] = sliding_mean(s, lowpass(series("sum_y"), dt, hz), win, step)
-    return out if "s" in out and out["s"].size else {}
-
-
-def en14363_settings(ds: xr.Dataset) -> dict:
-    """The scenario's ``output.en14363`` settings (window, step, low-pass, limits) as stored; {} if none."""
-    out = config_of(ds).get("output")
-    en = out.get("en14363") if isinstance(out, dict) else None
-    return en if isinstance(en, dict) else {}
-
-
-def wheel_styles(names) -> list[tuple]:
-    """(colour, line style) per wheel: one colour per wheelset, left wheel solid, right wheel dashed."""
-    sets = list(dict.fromkeys(str(n).split()[0] for n in names))
-    cols = level_colours(len(sets))
-    return [(cols[sets.index(str(n).split()[0])], "-" if "left" in str(n) else "--") for n in names]
-
-
-def mark_max(ax, x, y, text_of, key=None) -> None:
-    """A marker at the largest value of ``key`` (default ``y``; float64[k, n]) drawn at ``y`` with a text
-    ``text_of(k, e)`` (``key = |y|`` marks the largest magnitude, ``-y`` the most negative value)."""
-    key = y if key is None else key
-    if not np.isfinite(key).any():
-        return
-    k, e = np.unravel_index(int(np.nanargmax(key)), key.shape)
-    below = y[k, e] >= 0
-    ax.plot([x[k]], [y[k, e]], "o", ms=5, mfc="none", mec="k", mew=1.0, zorder=5, label="_max")
-    ax.annotate(text_of(k, e), (x[k], y[k, e]), xytext=(6, -2 if below else 2), textcoords="offset points",
-                fontsize=7, va="top" if below else "bottom", zorder=5)
 
 
 def _finish_along_track(fig, axes, ds, s, out_dir, name):
@@ -180,7 +99,7 @@ def wheel_forces_figure(ds: xr.Dataset, out_dir: str | Path | None = None, **_op
     axes[1].set_ylabel(label(ds["lateral_force"].attrs, "Y"), fontsize=9)
     en = en14363_settings(ds)
     means = two_metre_means(ds, en)
-    lim, lim_text = limit_of(ds, "y_over_q", declared("y_over_q"))
+    lim, lim_text = limit_of(ds, "max_y_over_q", declared("max_y_over_q"))   # the run's own (y_q_limit)
     if "y_over_q" in means:
         c_, y = means["s"], means["y_over_q"]
         for k, (c, ls) in enumerate(styles):
@@ -201,5 +120,4 @@ def wheel_forces_figure(ds: xr.Dataset, out_dir: str | Path | None = None, **_op
     return [_finish_along_track(fig, axes, ds, s, out_dir, "wheel_forces")]
 
 
-__all__ = ["declared", "curving_figure", "wheel_forces_figure", "has_series", "two_metre_means", "route", "wheel_styles",
-           "mark_max", "en14363_settings"]
+__all__ = ["declared", "curving_figure", "wheel_forces_figure", "has_series", "route"]

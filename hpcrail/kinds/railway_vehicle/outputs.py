@@ -28,14 +28,6 @@ _STEADY = ("NaN when the vehicle does not run output.steady_window_m with every 
            "circular curve")
 _NOMAX = "NaN (and an empty name) when the run is shorter than one sliding-mean window"
 
-#: EN 14363 limits (hpcrail.results.running_safety), configurable in output.en14363
-LIMIT_YQ = dict(limit=0.8, limit_text="EN 14363 limit of (Y/Q) 2 m, R ≥ 250 m",
-                limit_config="output.en14363.y_q_limit")
-LIMIT_DQ = dict(limit=0.6, limit_text="EN 14363 limit of ΔQ/Q", limit_config="output.en14363.dq_q_limit")
-LIMIT_SUM_Y = dict(limit="sum_y_limit", limit_text="Prud'homme limit α (10 kN + P0/3), EN 14363")
-LIMIT_RATIO = dict(limit=1.0, limit_text="at the limit")
-
-
 RV_SERIES = (
     Output("distance", ("time",), "m", "track position", "Arc length of the leading wheelset along the track.",
            "series"),
@@ -80,11 +72,11 @@ RV_SERIES = (
            "the flange (+ penetration, - clearance; paper 004 eq 21); KEC: 0 (contact is a constraint).", "series",
            **IN_MM),
     Output("y_over_q", ("time", "wheel"), "1", "Y/Q", "Derailment quotient Y/Q of the wheel (instantaneous).",
-           "series", missing="NaN where the wheel load Q <= 0 (a lifted wheel)", **LIMIT_YQ),
+           "series", missing="NaN where the wheel load Q <= 0 (a lifted wheel)"),
     Output("wheel_unloading", ("time", "wheel"), "1", "wheel unloading dQ/Q", "Wheel unloading (Q0 - Q)/Q0 "
-           "(instantaneous).", "series", **LIMIT_DQ),
+           "(instantaneous).", "series"),
     Output("sum_y", ("time", "wheelset"), "N", "track shifting force sum Y", "Sum of the lateral forces of the "
-           "wheelset on the track (+ left, instantaneous).", "series", **IN_KN, **LIMIT_SUM_Y),
+           "wheelset on the track (+ left, instantaneous).", "series", **IN_KN),
     Output("fixed_point_iterations", ("time", "wheelset"), "1", "normal/creep iterations", "Iterations of the "
            "normal/creep-force fixed point in the evaluation at the sample.", "series"),
 )
@@ -97,11 +89,11 @@ RV_ELEMENTS = (
     Output("steady_yaw", ("body",), "rad", "steady-curving yaw angle", "Mean yaw angle over the steady-curving "
            "window (paper 004 Tables 5-6).", "element", **IN_MRAD, missing=_STEADY),
     Output("max_y_over_q_2m", ("wheel",), "1", "max (Y/Q) 2 m mean", "Largest 2 m sliding mean of Y/Q of the "
-           "wheel (EN 14363).", "element", missing=_NOMAX, **LIMIT_YQ),
+           "wheel (EN 14363).", "element", missing=_NOMAX),
     Output("max_wheel_unloading_2m", ("wheel",), "1", "max dQ/Q 2 m mean", "Largest wheel unloading of the 2 m "
-           "sliding mean of Q.", "element", missing=_NOMAX, **LIMIT_DQ),
+           "sliding mean of Q.", "element", missing=_NOMAX),
     Output("max_sum_y_2m", ("wheelset",), "N", "max |sum Y| 2 m mean", "Largest |2 m sliding mean of the track "
-           "shifting force| of the wheelset (EN 14363).", "element", **IN_KN, missing=_NOMAX, **LIMIT_SUM_Y),
+           "shifting force| of the wheelset (EN 14363).", "element", **IN_KN, missing=_NOMAX),
     Output("sum_y_limit", ("wheelset",), "N", "Prud'homme limit", "Limit alpha (10 kN + P0/3) of the track "
            "shifting force, P0 the static wheelset load (EN 14363).", "element", **IN_KN),
 )
@@ -113,15 +105,18 @@ RV_ENVELOPES = (
 )
 RV_METRICS = (
     Output("max_y_over_q", (), "1", "max (Y/Q) 2 m", "Largest 2 m sliding mean of Y/Q over the wheels "
-           "(EN 14363 derailment quotient).", "metric", missing=_NOMAX, **LIMIT_YQ),
+           "(EN 14363 derailment quotient).", "metric", missing=_NOMAX, limit=0.8,
+           limit_source="EN 14363 (Y/Q)lim, output.en14363.y_q_limit"),
     Output("y_over_q_ratio", (), "1", "(Y/Q) / limit", "Largest (Y/Q) 2 m mean over its limit "
-           "(output.en14363.y_q_limit).", "metric", missing=_NOMAX, **LIMIT_RATIO),
+           "(output.en14363.y_q_limit).", "metric", missing=_NOMAX, limit=1.0, limit_source="EN 14363 (Y/Q)lim"),
     Output("max_sum_y", (), "N", "max |sum Y| 2 m", "Largest |2 m sliding mean of the track shifting force| over "
            "the wheelsets (EN 14363).", "metric", **IN_KN, missing=_NOMAX),
     Output("sum_y_ratio", (), "1", "|sum Y| / Prud'homme limit", "Largest ratio of the 2 m sliding mean of |sum Y| "
-           "to the wheelset's Prud'homme limit.", "metric", missing=_NOMAX, **LIMIT_RATIO),
+           "to the wheelset's Prud'homme limit.", "metric", missing=_NOMAX, limit=1.0,
+           limit_source="EN 14363 Prud'homme alpha (10 kN + P0/3)"),
     Output("max_wheel_unloading", (), "1", "max dQ/Q 2 m", "Largest wheel unloading (Q0 - Q)/Q0 of the 2 m "
-           "sliding mean of Q over the wheels.", "metric", missing=_NOMAX, **LIMIT_DQ),
+           "sliding mean of Q over the wheels.", "metric", missing=_NOMAX, limit=0.6,
+           limit_source="EN 14363 (dQ/Q)lim, output.en14363.dq_q_limit"),
     Output("max_wheel_load", (), "N", "peak wheel load Q", "Largest vertical wheel force over the wheels and the "
            "samples.", "metric", **IN_KN),
     Output("min_wheel_load", (), "N", "lowest wheel load Q", "Smallest vertical wheel force over the wheels and "
