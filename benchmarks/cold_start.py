@@ -154,11 +154,13 @@ def family_run(scenario: str, overrides: list, duration: float, pythonpath: str 
 def families(a) -> None:
     chosen = [f for f in FAMILIES if not a.only or any(k.lower() in f[0].lower() or k in f[1] for k in a.only)]
     rows = []
+    # the scenarios of the checkout measured (its configs match its schemas), else this checkout's
+    croot = Path(a.pythonpath) if a.pythonpath and (Path(a.pythonpath) / "configs").is_dir() else ROOT
     for fam, scen, over in chosen:
         for r in range(a.repeats):
             with tempfile.TemporaryDirectory() as cache:
-                cold = family_run(str(ROOT / scen), over, a.duration, a.pythonpath, cache)
-                warm = family_run(str(ROOT / scen), over, a.duration, a.pythonpath, cache) if "error" not in cold \
+                cold = family_run(str(croot / scen), over, a.duration, a.pythonpath, cache)
+                warm = family_run(str(croot / scen), over, a.duration, a.pythonpath, cache) if "error" not in cold \
                     else {}
             rows.append((fam, scen, cold, warm))
             if "error" in cold:
