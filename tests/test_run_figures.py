@@ -45,7 +45,7 @@ def test_run_plot_writes_the_train_figures(demo):
     store, _ds = demo
     fig_dir = store.with_name("demo_figures")
     names = sorted(p.name for p in fig_dir.iterdir())
-    assert names == ["force_envelope.png", "force_heatmap.png", "force_time.png"]
+    assert names == ["force_envelope.png", "force_heatmap.png", "force_time.png", "running_safety.png"]
     assert all((fig_dir / n).stat().st_size > 20_000 for n in names)
 
 
@@ -138,7 +138,7 @@ def test_plot_command_and_its_errors(demo, tmp_path):
     # hpcrail report on a run store: its metrics and figures (not "not an hpcrail sweep store")
     r = runner.invoke(_app(), ["report", str(store), "-o", str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output
-    assert "peak draft force" in r.output and len(list((tmp_path / "rep").iterdir())) == 3
+    assert "peak draft force" in r.output and len(list((tmp_path / "rep").iterdir())) == 4
 
 
 def test_vertical_run_figures(tmp_path, configs_dir_module):
