@@ -86,11 +86,33 @@ def validate_document(doc: Document):
         raise ConfigError([ConfigIssue(doc.file_for(("model",)), "model", "unknown scenario model", name,
                                        ", ".join(names()))])
     kind = get(name)
-    sc = validate(kind.schema, doc, kind.checks)
+    try:
+        sc = validate(kind.schema, doc, kind.checks)
+    except ConfigError as exc:
+        _kind_methods(kind, exc.issues)
+        raise
     issues = size_issues(kind, sc, doc)
     if issues:
         raise ConfigError(finish_issues(doc, issues, kind.schema))
     return sc
+
+
+def _kind_methods(kind: ModelKind, issues: list) -> None:
+    """An unknown ``integrator.method`` lists the methods the kind runs with (a kind's schema may narrow the
+    catalogue with ``integrator_methods()``: a mixed train takes explicit methods only)."""
+    narrow = getattr(kind.schema, "integrator_methods", None)
+    if narrow is None:
+        return
+    import difflib
+
+    allowed = narrow()
+    for i in issues:
+        if i.path == "integrator.method" and i.message.startswith("unknown integrator"):
+            i.allowed = ", ".join(allowed)
+            head = i.message.split(" (did you mean")[0]
+            close = difflib.get_close_matches(str(i.value).lower(), allowed, n=1, cutoff=0.6) \
+                if isinstance(i.value, str) else []
+            i.message = head + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def size_issues(kind: ModelKind, sc, doc: Document) -> list[ConfigIssue]:

@@ -58,7 +58,7 @@ from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_docu
 from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
 from hpcrail.config.errors import ConfigValueError, content_summary
 from hpcrail.config.loading import (
-    _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, override_issue,
+    _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, field_extra, override_issue,
     parse_override, read_yaml, scenario_folder, set_path, validate,
 )
 from hpcrail.kinds import validate_document
@@ -891,7 +891,8 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     for i, lab in enumerate(labels):   # two paths with the same words: the full path tells them apart
         if labels.count(lab) > 1 and not list(spec.parameters.values())[i].label:
             labels[i] = paths[i][:60]
-    params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or "")
+    params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or field_extra(
+                  type(base_sc), base.tree, tuple(int(x) if x.isdigit() else x for x in p.split("."))).get("units", ""))
               for p, n, ps, lv, lab in zip(paths, names, spec.parameters.values(), levels, labels)]
     values = design_values(spec, levels)
     makeups = None

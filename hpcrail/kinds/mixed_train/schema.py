@@ -22,7 +22,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from hpcrail.config.base import MAX_VEHICLES, Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
-from hpcrail.config.integrator import Integrator, method_spec, step_multiple_issues
+from hpcrail.config.integrator import Integrator, method_names, method_spec, step_multiple_issues
 from hpcrail.kinds.ltd.schema import (
     MIN_SECTION_KM, Connections, ConsistEntry, Output as LTDOutput, Route, RouteSection, Scenario, Simulation as LTDSimulation,
     check_scenario,
@@ -85,6 +85,11 @@ class MixedTrainScenario(Scenario):
 
     model: Literal["mixed_train"] = "mixed_train"
     route: Optional[Route] = Field(None, description="not given: a mixed train's route is its track")
+
+    @staticmethod
+    def integrator_methods(include_aliases: bool = True) -> list[str]:
+        """The integration methods a mixed train runs with: the explicit ones with a numba kernel."""
+        return method_names(include_aliases, where=lambda m: not m.implicit and not m.external)
     track: Track
     grade_permille: float = Field(0.0, ge=-40, le=40, description="constant grade of the track (+ uphill)")
     front_start_m: float = Field(..., ge=0, le=1e6, description="arc length of the front of the train at t = 0")
@@ -343,7 +348,7 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     if spec.implicit or spec.external:
         add(("integrator", "method"), "a mixed train integrates with explicit methods (the wheel/rail contact's "
             "right-hand side has no Jacobian: implicit methods would difference all states at every Jacobian)",
-            it.method, "rk4, abm4 (fixed step) or dopri5 (adaptive)")
+            it.method, ", ".join(MixedTrainScenario.integrator_methods(False)))
     for loc, msg, val in step_multiple_issues(it.method, it.step_s, {("simulation", "duration_s"):
                                                                      sc.simulation.duration_s,
                                                                      ("output", "interval_s"): sc.output.interval_s}):

@@ -26,7 +26,7 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, model_validator
 
-from hpcrail.config.base import MAX_DURATION_S, Strict, samples_issue
+from hpcrail.config.base import MAX_DURATION_S, Strict, samples_issue, typical
 from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, step_multiple_issues
 from hpcrail.models.track.schema import NoIrregularity, PSDIrregularity
@@ -40,7 +40,8 @@ class BodyType(Strict):
     yaw z; for a wheelset I_yy is the spin inertia about its axle).  Paper 004 Table 2."""
 
     kind: Literal["rigid", "wheelset"]
-    mass_kg: float = Field(..., gt=0, le=2e5, description="mass (a car body of a loaded freight wagon: < 150 t)")
+    mass_kg: float = Field(..., gt=0, le=2e5, json_schema_extra=typical(50, 150_000),
+                           description="mass (a car body of a loaded freight wagon: < 150 t)")
     inertia_kgm2: tuple[float, float, float] = Field(..., description="(I_xx roll, I_yy pitch/spin, I_zz yaw)")
     description: str = ""
 
@@ -160,8 +161,9 @@ class TrackSection(Strict):
     kind: Literal["tangent", "curve", "spiral"]
     length_m: float = Field(..., ge=0.1, le=1e6)
     radius_m: Optional[float] = Field(None, ge=-1e6, le=1e6, description="curves: signed radius, + left")
-    cant_mm: Optional[float] = Field(None, ge=0, le=250, description="tangents and curves: superelevation of the "
-                                     "outer rail (default 0; lines have at most 150-200 mm); spirals take it from "
+    cant_mm: Optional[float] = Field(None, ge=0, le=250, json_schema_extra=typical(5, 250, zero_ok=True),
+                                     description="tangents and curves: superelevation of the outer rail "
+                                     "(default 0; lines have at most 150-200 mm); spirals take it from "
                                      "their neighbours")
 
     @model_validator(mode="after")

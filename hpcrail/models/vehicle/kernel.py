@@ -877,13 +877,6 @@ def vehicle_outputs(t, Y, P, D, dY):
         vehicle_eval(t[k], Y[k], 0, P, work[:0], dY[k], work, D[k])
 
 
-@njit(**JIT)
-def _static_wheel_loads(P, y0, D):
-    work = np.empty(P.n_work)
-    dydt = np.empty(y0.size)
-    vehicle_eval(0.0, y0, 0, P, work[:0], dydt, work, D)
-
-
 def static_wheel_loads(P, y0) -> np.ndarray:
     """Vertical wheel forces Q0 [N] (float64[2 n_ws], left then right per wheelset) in the initial state
     with the vehicle at rest on level straight track (speed and curvature ignored: the forces at the
@@ -898,10 +891,12 @@ def static_wheel_loads(P, y0) -> np.ndarray:
     # level straight track: evaluate with the track table's first frame replaced by a straight one
     Ps = P._replace(track=P.track._replace(nodes=_straight_nodes(P.track), slopes=np.zeros_like(P.track.slopes)),
                     creep_on=0.0)
-    D = np.zeros(diag_size(P))
-    _static_wheel_loads(Ps, y, D)
+    # one sample through the per-sample outputs kernel (the same evaluation at t = 0): a first run compiles the
+    # vehicle's evaluation once for both (the outputs kernel is needed after the run anyway)
+    D = np.zeros((1, diag_size(P)))
+    vehicle_outputs(np.zeros(1), np.ascontiguousarray(y.reshape(1, -1)), Ps, D, np.zeros((1, y.size)))
     base = P.n_body * D_BODY
-    return np.array([D[base + k * D_WHEEL + DW_Q] for k in range(2 * P.n_ws)])
+    return np.array([D[0, base + k * D_WHEEL + DW_Q] for k in range(2 * P.n_ws)])
 
 
 def _straight_nodes(T):
