@@ -67,6 +67,19 @@ def get(name: str) -> ModelKind:
     return kind
 
 
+def tool(name: str):
+    """The module of the kind-specific tool ``name`` (declared in a kind's ``ModelKind.tools``, e.g. ``"lcf"``:
+    the mixed train's longitudinal-compressive-force rig), imported on first use.
+
+    Raises ``KeyError`` naming the tools every registered kind declares for an unknown name."""
+    found = {}
+    for k in names():
+        found.update({t: mod for t, mod in dict(get(k).tools).items()})
+    if name not in found:
+        raise KeyError(f"unknown tool {name!r}; declared by the registered kinds: {', '.join(sorted(found)) or 'none'}")
+    return importlib.import_module(found[name])
+
+
 def kind_name(scenario) -> str:
     return getattr(scenario, "model", DEFAULT_KIND)
 

@@ -46,6 +46,7 @@ KIND = ModelKind(
     ),
     summary=SUMMARY,
     summary_title="running safety under in-train forces (EN 14363) and train metrics",
+    tools={"lcf": "hpcrail.kinds.mixed_train.lcf"},
 )
 
 __all__ = ["KIND"]
