@@ -28,7 +28,8 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None, keep_
 
     Returns ``[(path, seconds, status), ...]``: wall seconds spent per scenario (compilation or loading,
     plus the short run) and the run's status (``keep_going``: a scenario that raises gets the status
-    ``"failed: <error>"`` and the next one runs; ``done(row)`` is called as each finishes).  Raises
+    ``"failed: <error>"`` and the next one runs — but a configuration error found while building stops, as a
+    validation error does; ``done(row)`` is called as each finishes).  Raises
     :class:`hpcrail.config.ConfigError` for an invalid file or override (nothing is run after it) or a model
     that cannot be built from it (located like a validation error) and ValueError for ``duration_s <= 0``.
     """
@@ -53,6 +54,8 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None, keep_
                     ds = run_scenario(sc)
                 except ConfigError as exc:
                     raise locate_issues(exc, doc) from None
+        except ConfigError:        # a model that cannot be built from its file: an input error, exit 2 (as validation)
+            raise
         except Exception as exc:   # noqa: BLE001 - keep_going: the next scenario still warms up
             if not keep_going:
                 raise
