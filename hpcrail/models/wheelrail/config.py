@@ -159,7 +159,8 @@ class Friction(Strict):
 class FlangePenalty(Strict):
     """LUT flange contact f = K_hertz δ^1.5 + D_damp δ̇ δ (paper 004 eq 20, Table 3)."""
 
-    K_hertz_N_per_m1p5: float = Field(1.0e10, ge=1e7, le=1e13)
+    K_hertz_N_per_m1p5: float = Field(1.0e10, ge=1e7, le=1e15, description="Hertzian flange stiffness (paper 004 "
+                                      "Table 3: 1e10 in the validation runs, 7.075e13 the stiff case)")
     D_damp_Ns_per_m2: float = Field(1.0e8, ge=0, le=1e11)
 
 
