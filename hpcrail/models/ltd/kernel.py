@@ -404,7 +404,7 @@ def _observe_range(t, y, p, acc, j0, j1, s, noninertial):
         else:
             f = noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
         s_k -= p.center_dist[k] + e
-        envelope_update(acc, M, k, f, e)
+        envelope_update(acc, M, k, f, e, t)
         if f > fmax:
             fmax = f
         if f < fmin:
