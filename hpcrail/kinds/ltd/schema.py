@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from hpcrail.config.base import (
     MAX_DURATION_S, MAX_SAMPLES, MAX_SERIES_VALUES, MAX_TABLE_ROWS, MAX_VEHICLES, Strict, samples_issue,
 )
+from hpcrail.config.envelope_check import EnvelopeCheck
 from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
 from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
@@ -355,6 +356,9 @@ class Output(Strict):
                                              "(default: the coupler of the largest draft force)")
     energy: bool = Field(True, description="integrate traction, resistance, brake and coupler work")
     running_safety: RunningSafety = RunningSafety()
+    envelope_check: EnvelopeCheck = Field(EnvelopeCheck(), description="after the run, re-integrate the windows of "
+                                          "the largest draft and buff peaks with a reference setting and report "
+                                          "each peak's relative difference")
 
 
 class Simulation(Strict):
