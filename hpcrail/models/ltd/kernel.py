@@ -418,6 +418,12 @@ def ltd_observe_range(t, y, p, acc, j0, j1, s):
     return _observe_range(t, y, p, acc, j0, j1, s, _noninertial)
 
 
+@njit(**JIT_NRT_FREE)
+def ltd_observe_range_tables(t, y, p, acc, j0, j1, s):
+    """:func:`ltd_observe_range` of a train without noninertial couplers, compiled without their path."""
+    return _observe_range(t, y, p, acc, j0, j1, s, _no_noninertial)
+
+
 @njit(inline="always", **JIT)
 def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
     """Fold a range's extremes into the global metrics of ``acc`` (ranges in head-to-tail order give
