@@ -57,7 +57,7 @@ def test_check_reports_the_error_of_bdf2_on_a_lightly_damped_train(linear30):
     assert run.success
     cfg = sc.output.envelope_check
     assert cfg.span == "run" and cfg.reference == "auto" and cfg.peaks == 3
-    vals, warns = check_envelopes(prob, run, "bdf2", kw, cfg, M)
+    vals, warns, _cpu = check_envelopes(prob, run, "bdf2", kw, cfg, M)
     true = _true_errors(vals, ref, cfg.peaks)
     err = vals["checked_peak_error"]
     assert np.all(np.isfinite(err)) and len(set(vals["checked_peak_time"])) == 6
@@ -69,7 +69,7 @@ def test_check_reports_the_error_of_bdf2_on_a_lightly_damped_train(linear30):
     fmax, fmin = coupler_envelopes(run.acc, M)[:2]
     assert vals["checked_peak_force"][0] == fmax.max() and vals["checked_peak_force"][3] == fmin.min()
     rk = cfg.model_copy(update=dict(reference="rk4", reference_step_s=5e-4))
-    vals_rk, _ = check_envelopes(prob, run, "bdf2", kw, rk, M)
+    vals_rk, _, _cpu = check_envelopes(prob, run, "bdf2", kw, rk, M)
     assert np.all(np.abs(vals_rk["checked_peak_error"] - true) <= 1e-4)
     assert vals_rk["envelope_check_reference"] == "rk4 step 0.5 ms"
 

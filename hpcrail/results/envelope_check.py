@@ -57,8 +57,6 @@ def check_outputs(when, when_text: str) -> tuple:
           "difference |F_run - F_ref| / |F_ref| of the checked draft and buff peaks against their reference "
           "re-integration.", "metric", limit=0.01, limit_source="envelope check (output.envelope_check.warn_above)",
           missing="NaN when no peak could be checked"),
-        o("envelope_check_time", (), "s", "CPU time of the envelope check", "Thread CPU time of the reference "
-          "re-integrations of the checked windows.", "run"),
         o("envelope_check_reference", (), "", "reference of the envelope check", "Integrator setting of the "
           "reference re-integrations.", "run", dtype="str"),
         o("checked_peak_coupler", d, "1", "coupler of the checked peak", "Coupler number of the checked peak (0 "
@@ -76,7 +74,7 @@ def check_outputs(when, when_text: str) -> tuple:
     )
 
 
-CHECK_NAMES = ("envelope_check_error", "envelope_check_time", "envelope_check_reference", "checked_peak_coupler",
+CHECK_NAMES = ("envelope_check_error", "envelope_check_reference", "checked_peak_coupler",
                "checked_peak_time", "checked_peak_force", "checked_peak_reference", "checked_peak_error",
                "checked_peak_window")
 #: what ``hpcrail run`` prints in the summary table (the peaks have their own table)
@@ -172,8 +170,8 @@ def check_envelopes(problem, sol, method: str, kwargs: dict, cfg, n_couplers: in
     :class:`~hpcrail.config.envelope_check.EnvelopeCheck`; ``n_couplers`` M; ``acc_slice`` the coupler-envelope
     part of the accumulator (a mixed train's LTD part).
 
-    Returns ``(values, warnings)``: the outputs of :func:`check_outputs` (arrays of ``2·cfg.peaks`` peaks, NaN
-    padded) and warnings (one sentence each).  Raises nothing for a failed reference: its peaks stay NaN with a
+    Returns ``(values, warnings, cpu)``: the outputs of :func:`check_outputs` (arrays of ``2·cfg.peaks`` peaks, NaN
+    padded), warnings (one sentence each) and the thread CPU time of the reference integrations [s].  Raises nothing for a failed reference: its peaks stay NaN with a
     warning.
     """
     from hpcrail.integrators import integrate
@@ -233,8 +231,27 @@ def check_envelopes(problem, sol, method: str, kwargs: dict, cfg, n_couplers: in
         warnings.append(f"envelope check: the {kind} peak of coupler {int(vals['checked_peak_coupler'][j])} at "
                         f"t = {vals['checked_peak_time'][j]:.6g} s differs by {100 * worst:.2g} % from its reference "
                         f"({label}); tighten the integrator (rtol) or choose another method (docs/performance.md)")
-    vals.update(envelope_check_error=worst, envelope_check_time=float(cpu), envelope_check_reference=label)
-    return vals, warnings
+    vals.update(envelope_check_error=worst, envelope_check_reference=label)
+    return vals, warnings, float(cpu)
+
+
+def add_check(res, problem, sol, method: str, kwargs: dict, cfg, n_couplers: int, *, acc_slice=slice(None)) -> None:
+    """Add the check of a finished run to its :class:`~hpcrail.results.outputs.RunResult` ``res`` (in place):
+    the outputs of :func:`check_outputs` (NaN peaks when the run failed), its warnings, the run's own threshold
+    as the metric's limit, and the check's thread CPU time [s] as the attribute ``envelope_check_cpu_s`` (an
+    attribute, not an output: a timing differs between identical runs).  Arguments as :func:`check_envelopes`."""
+    if sol.success:
+        vals, warns, cpu = check_envelopes(problem, sol, method, kwargs, cfg, n_couplers, acc_slice=acc_slice)
+    else:
+        K = 2 * cfg.peaks
+        vals = dict(envelope_check_error=float("nan"), envelope_check_reference="",
+                    checked_peak_coupler=np.zeros(K, np.int64),
+                    **{n: np.full(K, np.nan) for n in CHECK_NAMES[3:]})
+        warns, cpu = [], 0.0
+    res.values.update(vals)
+    res.warnings += warns
+    res.value_attrs.update(check_value_attrs(cfg))
+    res.attrs["envelope_check_cpu_s"] = cpu
 
 
 def check_value_attrs(cfg) -> dict:
@@ -244,4 +261,4 @@ def check_value_attrs(cfg) -> dict:
 
 
 __all__ = ["CHECK_DIM", "CHECK_NAMES", "CHECK_SUMMARY", "Peak", "check_outputs", "select_peaks", "merged_windows",
-           "reference_setting", "check_envelopes", "check_value_attrs", "RK4_REFERENCE_STEP_S"]
+           "reference_setting", "check_envelopes", "add_check", "check_value_attrs", "RK4_REFERENCE_STEP_S"]

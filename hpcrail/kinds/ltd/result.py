@@ -22,7 +22,7 @@ from hpcrail.models.ltd.friction_layer import (
 from hpcrail.models.ltd.kernel import (
     N_REC, REC_BRAKE, REC_COUPLER_FORCE, REC_DEFLECTION, REC_GRADE, REC_POSITION, REC_RESISTANCE, REC_TRACTION,
 )
-from hpcrail.results.envelope_check import check_envelopes, check_value_attrs
+from hpcrail.results.envelope_check import add_check
 from hpcrail.results.outputs import RunInfo, RunResult
 
 
@@ -280,22 +280,11 @@ def add_envelope_check(sc, res: RunResult | None, sol, prob=None) -> None:
 
     if res is None or not envelope_checked(sc):
         return
-    cfg = sc.output.envelope_check
-    if not sol.success:
-        K = 2 * cfg.peaks
-        res.values.update(envelope_check_error=float("nan"), envelope_check_time=0.0, envelope_check_reference="",
-                          checked_peak_coupler=np.zeros(K, np.int64),
-                          **{n: np.full(K, np.nan) for n in ("checked_peak_time", "checked_peak_force",
-                                                            "checked_peak_reference", "checked_peak_error",
-                                                            "checked_peak_window")})
-        return
     if prob is None:
         _model, prob = ltd_problem(sc)
-    vals, warns = check_envelopes(prob, sol, sc.integrator.method, sc.integrator.kwargs(), cfg, prob.params.n_veh - 1)
-    res.values.update(vals)
-    res.warnings += warns
-    res.value_attrs.update(check_value_attrs(cfg))
+    add_check(res, prob, sol, sc.integrator.method, sc.integrator.kwargs(), sc.output.envelope_check,
+              prob.params.n_veh - 1)
 
 
-__all__ = ["add_envelope_check", "ltd_result", "friction_result", "vehicle_positions", "potential_energy", "kinetic_energy", "modes_at",
-           "stick_statistics"]
+__all__ = ["add_envelope_check", "ltd_result", "friction_result", "vehicle_positions", "potential_energy",
+           "kinetic_energy", "modes_at", "stick_statistics"]

@@ -117,25 +117,13 @@ def add_envelope_check(sc: MixedTrainScenario, model: MixedModel, res: RunResult
     """The checked envelopes of the consist (:mod:`hpcrail.results.envelope_check`), re-integrated with the
     monolithic mixed problem from the run's samples (in place; NaN peaks after a failed run)."""
     from hpcrail.kinds.mixed_train.outputs import envelope_checked
-    from hpcrail.results.envelope_check import check_envelopes, check_value_attrs
+    from hpcrail.results.envelope_check import add_check
 
     if not envelope_checked(sc):
         return
-    cfg = sc.output.envelope_check
-    K = 2 * cfg.peaks
-    if not sol.success:
-        res.values.update(envelope_check_error=float("nan"), envelope_check_time=0.0, envelope_check_reference="",
-                          checked_peak_coupler=np.zeros(K, np.int64),
-                          **{n: np.full(K, np.nan) for n in ("checked_peak_time", "checked_peak_force",
-                                                            "checked_peak_reference", "checked_peak_error",
-                                                            "checked_peak_window")})
-        return
     prob, _lay = problem(sc, model, "off")
-    vals, warns = check_envelopes(prob, sol, sc.integrator.method, sc.integrator.kwargs(), cfg,
-                                  model.params.ltd.n_veh - 1, acc_slice=slice(0, model.params.acc_off))
-    res.values.update(vals)
-    res.warnings += warns
-    res.value_attrs.update(check_value_attrs(cfg))
+    add_check(res, prob, sol, sc.integrator.method, sc.integrator.kwargs(), sc.output.envelope_check,
+              model.params.ltd.n_veh - 1, acc_slice=slice(0, model.params.acc_off))
 
 
 def detailed_records(model: MixedModel, sol) -> tuple[np.ndarray, np.ndarray]:
