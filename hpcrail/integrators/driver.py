@@ -431,7 +431,10 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         settings[SET_OBS_DT] = observe_interval
         kernel, ctime = compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac))
         serial = None   # a multirate method on one worker: the serial bordered band on the whole state
-        if registry.spec_of(info.name).multirate and problem.blocks.n_workers == 1:
+        if registry.spec_of(info.name).multirate and problem.blocks.n_workers > 1:
+            raise ValueError(f"method {info.name!r} (multirate) walks its blocks on one worker: the layout has "
+                             f"{problem.blocks.n_workers} workers")
+        if registry.spec_of(info.name).multirate:
             if observe_interval > 0:
                 raise ValueError(f"method {info.name!r} (multirate) does not observe inside its steps: "
                                  "observe_interval must be 0")
