@@ -8,8 +8,9 @@ at max order 2 and 5 (with and without stability-limit detection), against hpcra
 each, then the next round); the table gives the median and the minimum thread CPU time of the
 integration (compilation excluded), the step statistics and the envelope error (max over couplers
 of the error of the per-coupler max draft/buff force against RK4 at 0.5 ms (``REF_STEP`` of
-benchmarks/integrators.py), relative to the largest force; the reference is cached as in benchmarks/integrators.py).  "Matched" compares the cheapest
-configuration of each family at ≤ 0.5 % envelope error.
+benchmarks/integrators.py), relative to the largest force; the reference is cached as in
+benchmarks/integrators.py).  "Matched" compares the cheapest configuration of each family at ≤ 0.5 %
+envelope error.
 
 Part 2 — cost against train length (``--scaling``): train 4 re-made as N-vehicle consists (the
 layout of benchmarks/partition.py), 600 s from rest, TR-BDF2 and CVODE at the settings chosen in

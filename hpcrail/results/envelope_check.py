@@ -171,8 +171,8 @@ def check_envelopes(problem, sol, method: str, kwargs: dict, cfg, n_couplers: in
     part of the accumulator (a mixed train's LTD part).
 
     Returns ``(values, warnings, cpu)``: the outputs of :func:`check_outputs` (arrays of ``2·cfg.peaks`` peaks, NaN
-    padded), warnings (one sentence each) and the thread CPU time of the reference integrations [s].  Raises nothing for a failed reference: its peaks stay NaN with a
-    warning.
+    padded), warnings (one sentence each) and the thread CPU time of the reference integrations [s].  Raises
+    nothing for a failed reference: its peaks stay NaN with a warning.
     """
     from hpcrail.integrators import integrate
     from hpcrail.models.couplers.envelope import coupler_envelopes, coupler_peak_times
