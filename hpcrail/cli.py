@@ -181,7 +181,36 @@ def print_metrics(ds) -> None:
     if sources:
         console.print("limits: " + "; ".join(f"{src} ({', '.join(n for n in names)})" for src, names in sources.items()),
                       highlight=False, soft_wrap=True, markup=False)
+    print_checked_peaks(ds)
     print_worst_elements(ds)
+
+
+def print_checked_peaks(ds) -> None:
+    """The checked envelope peaks of a train run (:mod:`hpcrail.results.envelope_check`): per peak the coupler,
+    its time, the run's force, the reference's and their relative difference against the warning threshold."""
+    if "checked_peak_error" not in ds:
+        return
+    lim = float(ds["envelope_check_error"].attrs.get("limit", 0.01))
+    ref = str(ds["envelope_check_reference"].values) if "envelope_check_reference" in ds else ""
+    cpu = float(ds.attrs.get("envelope_check_cpu_s", float("nan")))
+    t = Table(title=f"checked peaks: the run's largest draft and buff forces re-integrated with {ref} "
+                    f"(check CPU {cpu:.3g} s)")
+    for head in ("peak", "coupler", "time [s]", "run [kN]", "reference [kN]", "difference", "verdict"):
+        t.add_column(head, justify="left" if head in ("peak", "verdict") else "right")
+    n = ds.sizes["checked_peak"]
+    for j in range(n):
+        c = int(ds["checked_peak_coupler"].values[j])
+        kind = "draft" if j < n // 2 else "buff"
+        if c <= 0:
+            t.add_row(kind, "-", "-", "-", "-", "-", "n/a")
+            continue
+        err = float(ds["checked_peak_error"].values[j])
+        ok = "n/a" if err != err else ("PASS" if err <= lim else "EXCEEDED")
+        t.add_row(kind, str(c), f"{float(ds['checked_peak_time'].values[j]):.2f}",
+                  f"{1e-3 * float(ds['checked_peak_force'].values[j]):.1f}",
+                  f"{1e-3 * float(ds['checked_peak_reference'].values[j]):.1f}",
+                  f"{100 * err:.3f} %" if err == err else "-", _verdict_cell(ok))
+    console.print(t)
 
 
 def print_worst_elements(ds, k: int = 5) -> None:
@@ -365,7 +394,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
                                    "progress or tables)"),
         partition: Optional[str] = typer.Option(
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
-            "writes) | auto; same as --set partition.backend=...")):
+            "writes) | auto; same as --set partition.backend=..."),
+        no_check: bool = typer.Option(False, "--no-check", help="skip the check of the largest in-train force "
+                                      "peaks (train kinds; same as --set output.envelope_check.enabled=false)")):
     """Run one scenario and write its result dataset to a zarr store."""
     from hpcrail.kinds import load_scenario
     from hpcrail.results.store import OutputPathError, StoreExistsError, check_output
@@ -375,6 +406,8 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     check_figure_format(fig_format)
     try:
         sc, doc = load_scenario(scenario, set_)
+        if no_check and hasattr(getattr(sc, "output", None), "envelope_check"):
+            sc, doc = load_scenario(scenario, [*set_, "output.envelope_check.enabled=false"])
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0

@@ -281,7 +281,11 @@ def test_blocks_reproduce_the_serial_method(method):
       so does an adaptive explicit method on one block;
     * otherwise (error norms summed per block, the partitioned LU instead of the band LU) the results agree
       with the serial run within 1e-7 of the largest state (tolerances 1e-9), with the same number of steps
-      within 2 %."""
+      within 2 %.
+
+    A multirate method (catalogue: ``multirate``) walks its blocks on one worker (its layouts are those of one
+    thread) and tests its error per block (the largest of the blocks' RMS norms, stricter than the RMS over the
+    whole state): on 2-3 blocks it takes up to 20 % more steps (measured 10-14 %), never fewer."""
     spec = METHODS[method]
     T = 0.2
     t = np.linspace(0.0, T, 5)
@@ -290,7 +294,8 @@ def test_blocks_reproduce_the_serial_method(method):
     assert ref.success
     scale = np.abs(ref.y).max()
     runs = {}
-    for P, W in BLOCK_LAYOUTS:
+    layouts = [(P, W) for P, W in BLOCK_LAYOUTS if W == 1] if spec.multirate else BLOCK_LAYOUTS  # one core walks them
+    for P, W in layouts:
         sol = integrate(tp.blocked_chain(N=12, blocks=P, workers=W), method, t, T, **kw)
         assert sol.success, (P, W, sol.message)
         runs[P, W] = sol
@@ -299,9 +304,12 @@ def test_blocks_reproduce_the_serial_method(method):
             assert sol.stats["steps"] == ref.stats["steps"]
         else:
             assert np.abs(sol.y - ref.y).max() <= 1e-7 * scale, (P, W, np.abs(sol.y - ref.y).max() / scale)
-            assert abs(sol.stats["steps"] - ref.stats["steps"]) <= 0.02 * ref.stats["steps"] + 1
+            if spec.multirate:   # the error test per block (max of the blocks' RMS norms) is the stricter one
+                assert ref.stats["steps"] <= sol.stats["steps"] <= 1.2 * ref.stats["steps"]
+            else:
+                assert abs(sol.stats["steps"] - ref.stats["steps"]) <= 0.02 * ref.stats["steps"] + 1
         assert sol.acc[0] == sol.stats["steps"] + 1     # the collective observer: every accepted step and t0
-    for P, W in BLOCK_LAYOUTS:
+    for P, W in layouts:
         same = runs[P, 1] if (P, 1) in runs else runs[P, W]
         np.testing.assert_array_equal(runs[P, W].y, same.y, err_msg=f"{P} blocks: threads change the bits")
         np.testing.assert_array_equal(runs[P, W].y_final, same.y_final)

@@ -46,7 +46,8 @@ class MethodSpec:
     The capability flags are what every other place reads: ``events`` (event location on the dense output),
     ``blocks`` (runs on a state split into blocks over threads or MPI ranks: distributed state,
     :mod:`hpcrail.integrators.distributed`), ``batch`` (in :func:`hpcrail.integrators.batch.integrate_batch`'s
-    parallel loop), ``dae`` (a singular diagonal mass matrix: implicit methods).  The config's allowed values,
+    parallel loop), ``dae`` (a singular diagonal mass matrix: implicit methods), ``multirate`` (the blocks step
+    at their own rates: :mod:`hpcrail.integrators.multirate`).  The config's allowed values,
     ``hpcrail integrators``, the registry, the partition's choice of distributed state and the tests derive
     from them (``tests/test_integrator_suite.py``, ``tests/test_partition.py``).
     """
@@ -67,6 +68,9 @@ class MethodSpec:
     events: bool = True       #: event location (terminal and recorded events)
     blocks: bool = False      #: distributed state: the kernel runs on blocks of the state (threads, MPI ranks)
     batch: bool = True        #: runs in the batch kernel's parallel loop (a numba kernel)
+    #: multirate: the blocks step at their own rates (:mod:`hpcrail.integrators.multirate`); a kind runs it on a
+    #: block layout of one worker that describes the blocks' halos (``BlockLayout.multirate``)
+    multirate: bool = False
 
     @property
     def step_control(self) -> str:
@@ -124,6 +128,18 @@ def _catalogue() -> list[MethodSpec]:
                           description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
                           options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); Bosso et al. 2024; "
                                                    "Yu et al. 2022", aliases=("ode15s",)))
+    mr_opts = {k: v for k, v in bdf2_opts.items() if k != "ndf"}
+    mr_opts["refine_fraction"] = Option(1, 0.5, 0.05, 1.0, "largest fraction of the blocks re-integrated with "
+                                        "their own steps before the global step is rejected instead")
+    out.append(MethodSpec("mrbdf2", "hpcrail.integrators.multirate:mrbdf", "hpcrail.integrators.multirate:"
+                          "mrbdf_state_size", adaptive=True, order=2, implicit=True, blocks=True, batch=False,
+                          events=False, multirate=True,
+                          description="multirate BDF of order 1-2 on hidden-vehicle blocks: a global step, then the "
+                                      "blocks whose error test failed re-integrated with their own steps "
+                                      "(self-adjusting local time stepping; one core walks the blocks)",
+                          options=mr_opts, aliases=("multirate_bdf2",),
+                          source="Savcenco, Hundsdorfer & Verwer 2007; Bonaventura, Casella et al. 2018 (MOX "
+                                 "08/2018); Shampine & Reichelt 1997"))
     for name, scheme, adaptive, order, desc, aliases, src in (
             ("implicit_euler", 0, False, 1, "implicit (backward) Euler, fixed step, Newton", ("backward_euler",),
              "Hairer & Wanner 1996 §IV.3; Yu et al. 2023"),
@@ -176,6 +192,11 @@ STATE_SPACE_SOLVERS = {"recurrence": "recurrence", "implicit_euler": "recurrence
 def block_methods() -> list[str]:
     """Names of the methods that run on blocks (distributed state), in catalogue order."""
     return [m.name for m in METHODS.values() if m.blocks]
+
+
+def multirate_methods() -> list[str]:
+    """Names of the multirate methods (the blocks step at their own rates), in catalogue order."""
+    return [m.name for m in METHODS.values() if m.multirate]
 #: alias (lower case) -> canonical name
 ALIASES: dict[str, str] = {a.lower(): m.name for m in METHODS.values() for a in m.aliases}
 
@@ -292,4 +313,4 @@ def step_multiple_issues(method: str, step_s: float | None, times: dict) -> list
 
 
 __all__ = ["steps_issue", "step_multiple_issues", "Option", "MethodSpec", "METHODS", "ALIASES", "STATE_SPACE_SOLVERS",
-           "block_methods", "canonical_method", "method_names", "method_spec", "Integrator"]
+           "block_methods", "multirate_methods", "canonical_method", "method_names", "method_spec", "Integrator"]

@@ -17,6 +17,13 @@ Layout (:class:`Blocks`, one per worker):
   ``[OW_SLO, OW_SHI)``; the number of workers ``OW_W`` and the barrier spins ``OW_SPIN``; the parity
   ``OW_CUR`` of the double-buffered reduction rows; then the block bounds ``r_0 = 0 < ... < r_P = g0`` from
   ``OW_BOUNDS``.
+* ``OW_MR``: offset in ``own`` of the multirate description of the blocks (0: none; after the bounds,
+  :func:`make_own`): the halo widths (states a block reads from the end of the block ahead and from the start
+  of the block behind), the states every block reads (e.g. a train's head position), and each block's range of
+  Jacobian value slots (:mod:`~hpcrail.integrators.multirate`).
+* ``act`` int64[3]: the blocks ``[act[0], act[1])`` the model's collective functions evaluate now, ``act[2]`` 1
+  when that is every block of the worker (shared with the model's parameters: a multirate method evaluates
+  the blocks it refines only; every other method leaves it at the worker's blocks).
 * ``red`` float64[2, P·KR]: two reduction buffers of one row of KR numbers per block (threads: shared by the
   workers; MPI: one per rank, filled by the allgather); used alternately, so that one barrier per reduction
   suffices.
@@ -54,7 +61,7 @@ from numba.extending import intrinsic
 from hpcrail._numba import JIT, JIT_NRT_FREE
 
 # ---- layout of the int64 ``own`` array ---------------------------------------------------------
-OW_P, OW_BLO, OW_BHI, OW_G0, OW_N, OW_SLO, OW_SHI, OW_W, OW_SPIN, OW_CUR = range(10)
+OW_P, OW_BLO, OW_BHI, OW_G0, OW_N, OW_SLO, OW_SHI, OW_W, OW_SPIN, OW_CUR, OW_MR = range(11)
 OW_BOUNDS = 12
 #: numbers per block in one reduction row (the partitioned LU needs 1 + (ml + mu)² of them)
 KR_MIN = 8
@@ -182,18 +189,41 @@ class Blocks(NamedTuple):
     counts: np.ndarray
     displs: np.ndarray
     sspec: np.ndarray
+    act: np.ndarray
 
 
-def make_own(bounds, n: int, b_lo: int, b_hi: int, slots=(0, 0), workers: int = 1, spin: int = BAR_SPIN):
+#: offsets in a multirate description (``own[own[OW_MR]:]``): halo widths ahead/behind, number of states every
+#: block reads, then those states, then each block's first and end Jacobian slot
+MR_HA, MR_HB, MR_NG, MR_G0 = range(4)
+
+
+def make_own(bounds, n: int, b_lo: int, b_hi: int, slots=(0, 0), workers: int = 1, spin: int = BAR_SPIN,
+             multirate=None):
     """The int64 ``own`` array of a worker owning blocks ``[b_lo, b_hi)`` of ``bounds`` (int64[P+1]) in a
-    vector of ``n`` states."""
+    vector of ``n`` states; ``multirate``: ``(halo_ahead, halo_behind, every-block states, slot_lo[P],
+    slot_hi[P])`` of a multirate method (module docstring), or None."""
     bounds = np.asarray(bounds, np.int64)
     P = bounds.size - 1
-    o = np.zeros(OW_BOUNDS + P + 1, np.int64)
+    extra = []
+    if multirate is not None:
+        ha, hb, glob, slo, shi = multirate
+        glob = [int(g) for g in glob]
+        extra = [int(ha), int(hb), len(glob)] + glob + [int(x) for x in slo] + [int(x) for x in shi]
+        if len(slo) != P or len(shi) != P:
+            raise ValueError(f"multirate: {len(slo)}/{len(shi)} slot ranges for {P} blocks")
+    o = np.zeros(OW_BOUNDS + P + 1 + len(extra), np.int64)
     o[OW_P], o[OW_BLO], o[OW_BHI], o[OW_G0], o[OW_N] = P, b_lo, b_hi, bounds[-1], n
     o[OW_SLO], o[OW_SHI], o[OW_W], o[OW_SPIN] = slots[0], slots[1], workers, spin
-    o[OW_BOUNDS:] = bounds
+    o[OW_BOUNDS:OW_BOUNDS + P + 1] = bounds
+    if extra:
+        o[OW_MR] = OW_BOUNDS + P + 1
+        o[OW_BOUNDS + P + 1:] = extra
     return o
+
+
+def new_act(b_lo: int, b_hi: int) -> np.ndarray:
+    """A fresh ``act`` array: the blocks ``[b_lo, b_hi)``, all of the worker's."""
+    return np.array([b_lo, b_hi, 1], np.int64)
 
 
 @njit(**JIT)
@@ -208,8 +238,11 @@ def one_block(n):
     own[OW_W] = 1
     own[OW_SPIN] = BAR_SPIN
     own[OW_BOUNDS + 1] = n
+    act = np.zeros(3, np.int64)
+    act[1] = 1
+    act[2] = 1
     return Blocks(own, np.zeros((2, KR_MIN)), np.zeros(BAR_SIZE, np.int64), np.zeros(3, np.int64),
-                  np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64))
+                  np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64), act)
 
 
 def serial_blocks(n: int) -> Blocks:

@@ -197,6 +197,14 @@ class BlockLayout:
         global rows (implicit methods).
     bar : int64 barrier array shared with the model's own exchanges (threads; a fresh one if None).
     combine_acc : ``(list of per-worker accumulators) -> accumulator`` (threads).
+    act : int64[3] per worker (a list, threads) or this rank's (MPI): the blocks ``[act[0], act[1])`` the
+        collective functions evaluate now and ``act[2]`` = 1 when those are all of the worker's; shared with the
+        model's parameters (a multirate method evaluates the blocks it refines only; None: not shared).
+    multirate : what a multirate method (:mod:`~hpcrail.integrators.multirate`) needs besides the bounds:
+        ``(halo_ahead, halo_behind, every_block_states, slot_lo, slot_hi)`` — how many states at the end of the
+        block ahead and at the start of the block behind a block's functions read, the states every block reads
+        (e.g. a train's head position), and each block's Jacobian value slots ``[slot_lo[b], slot_hi[b])``
+        (the slots whose rows are the block's states).  None: the problem cannot run multirate.
     """
 
     bounds: np.ndarray
@@ -209,6 +217,8 @@ class BlockLayout:
     tail: int = 0
     bar: np.ndarray | None = None
     combine_acc: Callable | None = None
+    act: Any = None
+    multirate: tuple | None = None
 
     def __post_init__(self):
         self.bounds = np.ascontiguousarray(self.bounds, dtype=np.int64)

@@ -29,7 +29,8 @@ import numpy as np
 
 from hpcrail.integrators import registry
 from hpcrail.integrators.collectives import (
-    BAR_ABORT, BAR_TIMEOUT, KR_MIN, Blocks, make_own, new_barrier, no_sync, run_workers, sync_type, threads_sync,
+    BAR_ABORT, BAR_TIMEOUT, KR_MIN, Blocks, make_own, new_act, new_barrier, no_sync, run_workers, sync_type,
+    threads_sync,
 )
 from hpcrail.integrators.contract import DONE, N_STATS, RUNNING, STAT_NAMES, TS_T, Problem, Solution, Status
 
@@ -37,14 +38,15 @@ from hpcrail.integrators.contract import DONE, N_STATS, RUNNING, STAT_NAMES, TS_
 SPIN = 4000
 
 
-def _blocks_of(problem: Problem, info, jacobian: str):
-    """``(sspec, KR)``: the partitioned solver's layout for an implicit method (empty for explicit ones) and
-    the width of a reduction row."""
+def _blocks_of(problem: Problem, info, jacobian: str, serial_spec=None):
+    """``(sspec, KR)``: the partitioned solver's layout for an implicit method (empty for explicit ones, and for
+    one worker given the serial layout ``serial_spec``: its linear algebra is then the serial bordered band)
+    and the width of a reduction row."""
     from hpcrail.integrators.spmd_linalg import analyse_spmd
 
     lay = problem.blocks
     n = problem.y0.size
-    if not info.implicit:
+    if not info.implicit or serial_spec is not None:
         return np.zeros(0, np.int64), KR_MIN
     if problem.jac is None or problem.jac_pattern is None:
         raise ValueError(f"method {info.name!r} on blocks needs the model's analytic Jacobian and its pattern")
@@ -58,7 +60,8 @@ def _blocks_of(problem: Problem, info, jacobian: str):
 def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Callable, t_out: np.ndarray,
                      t_final: float, *, settings: np.ndarray, atol_v: np.ndarray, rtol_v: np.ndarray,
                      jacobian: str = "auto", compile_time: float = 0.0,
-                     progress: Callable[[float, float, dict], None] | None = None, n_chunks: int = 50) -> Solution:
+                     progress: Callable[[float, float, dict], None] | None = None, n_chunks: int = 50,
+                     serial_spec: np.ndarray | None = None) -> Solution:
     """Integrate a problem on blocks (called by :func:`hpcrail.integrators.integrate`, which has checked the
     arguments, compiled the method's ``kernel`` for the parameter type — the one a serial run uses — and
     packed ``settings``, ``atol_v`` and ``rtol_v``; ``no_function`` the do-nothing model function).
@@ -67,6 +70,10 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
     the whole state (``y``, ``y_final``) and ``combine_acc`` of the workers' accumulators.  MPI: this rank's
     worker; ``y``/``y_final`` are valid on its own blocks and the global states only (the caller gathers at the
     end), ``acc`` is this rank's.
+
+    ``serial_spec``: the serial ``spec`` (Jacobian layout) of a one-worker run whose linear algebra is the serial
+    bordered band on the whole state (a multirate method walking the blocks on one core); None: the
+    partitioned solver.
 
     Raises ``ValueError`` for a method without block support (the catalogue's ``blocks``), an implicit method
     without the model's analytic Jacobian, or a ``jacobian`` other than auto/analytic.
@@ -80,8 +87,8 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
                          f"{', '.join(registry.block_methods())}")
     n = problem.y0.size
     P, W = lay.n_blocks, lay.n_workers
-    sspec, KR = _blocks_of(problem, info, jacobian)
-    spec = trivial_spec(n)
+    sspec, KR = _blocks_of(problem, info, jacobian, serial_spec)
+    spec = trivial_spec(n) if serial_spec is None else serial_spec
     entry = kernel
     ctime = compile_time
     bar = lay.bar if lay.bar is not None else new_barrier()
@@ -104,11 +111,13 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
     Y_out = np.full((t_out.size, n), np.nan)
     state_n = info.state_size(n, spec, sspec, P)
     ws = []
+    acts = lay.act if isinstance(lay.act, (list, tuple)) else [lay.act] * len(local)
     for k, w in enumerate(local):
         tstate = np.zeros(state_n)
         tstate[TS_T] = float(problem.t0)
-        vb = Blocks(make_own(lay.bounds, n, lay.owner[w], lay.owner[w + 1], lay.slots[w], W, SPIN), red, bar, comm,
-                    counts, displs, sspec)
+        act = acts[k] if acts[k] is not None else new_act(lay.owner[w], lay.owner[w + 1])
+        vb = Blocks(make_own(lay.bounds, n, lay.owner[w], lay.owner[w + 1], lay.slots[w], W, SPIN, lay.multirate), red,
+                    bar, comm, counts, displs, sspec, act)
         ws.append(dict(vb=vb, y=problem.y0.copy(), tstate=tstate, iout=np.zeros(2, np.int64), acc=problem.acc0.copy(),
                        stats=np.zeros(N_STATS, np.int64), params=lay.params[k]))
     jac = problem.jac if problem.jac is not None and info.implicit else no_function   # explicit: never called
@@ -156,9 +165,13 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
     else:
         acc = ws[0]["acc"]
     status = Status(code)
+    stats = dict(zip(STAT_NAMES, ws[0]["stats"].tolist()))
+    if method_spec(info.name).multirate:   # the re-integrated runs' steps, kept in the method's state
+        from hpcrail.integrators.multirate import multirate_counters
+
+        stats.update(multirate_counters(ws[0]["tstate"], n))
     return Solution(t=t_out, y=Y_out, status=status, message=status.describe(t_reached), t_reached=t_reached,
-                    stats=dict(zip(STAT_NAMES, ws[0]["stats"].tolist())), acc=acc, wall_time=wall,
-                    compile_time=ctime, method=info.name, y_final=y_final)
+                    stats=stats, acc=acc, wall_time=wall, compile_time=ctime, method=info.name, y_final=y_final)
 
 
 __all__ = ["integrate_blocks", "SPIN"]

@@ -440,10 +440,20 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
         settings[SET_OBS_DT] = observe_interval
         kernel, ctime = compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac))
+        serial = None   # a multirate method on one worker: the serial bordered band on the whole state
+        if registry.spec_of(info.name).multirate and problem.blocks.n_workers > 1:
+            raise ValueError(f"method {info.name!r} (multirate) walks its blocks on one worker: the layout has "
+                             f"{problem.blocks.n_workers} workers")
+        if registry.spec_of(info.name).multirate:
+            if observe_interval > 0:
+                raise ValueError(f"method {info.name!r} (multirate) does not observe inside its steps: "
+                                 "observe_interval must be 0")
+            if info.implicit:
+                serial, _ = problem_spec(problem, info, jacobian)
         return integrate_blocks(problem, info, kernel, no_function, t_out, t_final, settings=settings,
                                 atol_v=np.ascontiguousarray(atol * problem.atol_scale),
                                 rtol_v=np.ascontiguousarray(rtol * problem.rtol_scale), jacobian=jacobian,
-                                compile_time=ctime, progress=progress, n_chunks=n_chunks)
+                                compile_time=ctime, progress=progress, n_chunks=n_chunks, serial_spec=serial)
     spec, _ = problem_spec(problem, info, jacobian)
     fns = (problem.rhs, problem.observe, problem.jac if info.implicit else None,
            problem.events.fn if problem.events else None)

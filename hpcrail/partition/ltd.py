@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
-from hpcrail.models.couplers.envelope import ACC_OFFROUTE
+from hpcrail.models.couplers.envelope import ACC_OFFROUTE, N_ENV
 from hpcrail.models.ltd.build import LTDParams
 from hpcrail.integrators.collectives import barrier, new_barrier
 from hpcrail.models.ltd.jacobian import ltd_jac_range, ltd_jac_tail
@@ -435,7 +435,7 @@ def combine_accs(accs: list, p: LTDParams, layout: Layout, owner: np.ndarray, n_
     starts = layout.range_starts()
     for w, a in enumerate(accs):
         k0, k1 = int(starts[owner[w]]), min(int(starts[owner[w + 1]]), M)
-        for q in range(4):
+        for q in range(N_ENV):
             sl = slice(n_head + q * M + k0, n_head + q * M + k1)
             out[sl] = a[sl]
     return out

@@ -30,7 +30,7 @@ from hpcrail.partition.ltd import (
     spmd_observe_fold, spmd_observe_ranges, sum_power,
 )
 from hpcrail.models.ltd.kernel import driver_command, ltd_observe_range, observe_combine
-from hpcrail.models.couplers.envelope import ACC_OFFROUTE
+from hpcrail.models.couplers.envelope import ACC_OFFROUTE, N_ENV
 
 
 @njit(inline="always", **JIT)
@@ -153,7 +153,7 @@ def gather_metrics(comm, acc: np.ndarray, layout, block_groups, n_head: int) -> 
     for r, (lo, hi) in enumerate(block_groups):
         k0, k1 = int(starts[lo]), min(int(starts[hi]), M)
         a = all_acc[r]
-        for q in range(4):
+        for q in range(N_ENV):
             sl = slice(n_head + q * M + k0, n_head + q * M + k1)
             out[sl] = a[sl]
     for a in all_acc[1:]:

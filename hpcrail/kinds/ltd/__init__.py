@@ -13,7 +13,7 @@ Package layout: ``schema`` (YAML), ``couplers`` (law table), ``outputs`` (declar
 from __future__ import annotations
 
 from hpcrail.kinds.descriptor import Batch, Figure, ModelKind, lazy
-from hpcrail.kinds.ltd.outputs import COUPLER, LTD_OUTPUTS, MODE_CHANGE, SUMMARY, VEHICLE
+from hpcrail.kinds.ltd.outputs import CHECK_DIM, COUPLER, LTD_OUTPUTS, MODE_CHANGE, SUMMARY, VEHICLE
 from hpcrail.kinds.ltd.schema import Scenario, check_scenario
 
 
@@ -54,7 +54,7 @@ KIND = ModelKind(
     run=lazy("hpcrail.kinds.ltd.run:run"),
     batch=Batch(prepare=lazy("hpcrail.kinds.ltd.run:prepare"), finish=lazy("hpcrail.kinds.ltd.run:finish"),
                 eligible=lazy("hpcrail.kinds.ltd.run:eligible")),
-    dims=(VEHICLE, COUPLER, MODE_CHANGE),
+    dims=(VEHICLE, COUPLER, MODE_CHANGE, CHECK_DIM),
     shape=lazy("hpcrail.kinds.ltd.outputs:shape"),
     outputs=LTD_OUTPUTS,
     linearisation=None,

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcrail.kinds.ltd.couplers import uses_output
+from hpcrail.kinds.ltd.couplers import LAWS, laws_used, uses_output
 from hpcrail.kinds.ltd.safety import SAFETY_OUTPUTS, SAFETY_SUMMARY
+from hpcrail.results.envelope_check import CHECK_DIM, CHECK_SUMMARY, check_outputs  # noqa: F401 (CHECK_DIM re-exported)
 from hpcrail.results.outputs import Dim, Output, Shape
 
 VEHICLE = Dim("vehicle", "vehicle number, 1 = head")
@@ -181,12 +182,23 @@ LTD_FRICTION = (
            when=_event_driven_log("mode_change_mode"), when_text=_FR_ED),
 )
 
+
+
+def envelope_checked(sc) -> bool:
+    """The run checks its peaks (:mod:`hpcrail.results.envelope_check`): ``output.envelope_check.enabled`` and no
+    dry-friction draft gear in the consist (the friction layer integrates its own event-driven problem)."""
+    return bool(sc.output.envelope_check.enabled) and not any(LAWS[k].branch == "friction" for k in laws_used(sc))
+
+
+#: checked envelopes (issue 26)
+LTD_CHECK = check_outputs(envelope_checked, "output.envelope_check.enabled and no dry-friction draft gear")
+
 LTD_OUTPUTS = (LTD_SERIES + COUPLER_ENVELOPES + TRAIN_METRICS + TRAIN_SCALARS + LTD_ENERGY + COUPLER_NEWTON
-               + LTD_FRICTION + SAFETY_OUTPUTS)
+               + LTD_FRICTION + SAFETY_OUTPUTS + LTD_CHECK)
 #: every series of the LTD kind (a run's samples are subset to the requested times by these names)
 SERIES_NAMES = tuple(o.name for o in LTD_OUTPUTS if o.role == "series")
 #: what ``hpcrail run`` prints: the benchmark metrics, then the quasi-static running safety of the consist
-SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + SAFETY_SUMMARY
+SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + SAFETY_SUMMARY + CHECK_SUMMARY
 
 
 #: attributes of the ``vehicle_kind`` coordinate (locomotive positions for figures and analysis)
@@ -199,7 +211,10 @@ def shape(sc) -> Shape:
     no model is built)."""
     v = sc.vehicle_type_names()
     c = sc.connection_type_names()
-    return Shape(sizes={"vehicle": len(v), "coupler": len(c)},
+    sizes = {"vehicle": len(v), "coupler": len(c)}
+    if envelope_checked(sc):
+        sizes["checked_peak"] = 2 * sc.output.envelope_check.peaks
+    return Shape(sizes=sizes,
                  coords={"vehicle_type": ("vehicle", tuple(v), {"long_name": "vehicle type name"}),
                          "vehicle_kind": ("vehicle", tuple(sc.vehicle_types[n].kind for n in v),
                                           dict(VEHICLE_KIND_ATTRS)),

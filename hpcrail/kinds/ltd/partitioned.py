@@ -13,7 +13,7 @@ import numpy as np
 from hpcrail.integrators import Problem, integrate
 from hpcrail.integrators.contract import BlockLayout
 from hpcrail.kinds.ltd.problem import backend, ltd_problem
-from hpcrail.kinds.ltd.result import ltd_result
+from hpcrail.kinds.ltd.result import add_envelope_check, ltd_result
 from hpcrail.partition.layout import rank_blocks, scenario_layout, thread_count
 from hpcrail.partition.ltd import (
     combine_accs, ltd_jac_spmd, ltd_observe_spmd, ltd_observe_threads, ltd_rhs_spmd, ltd_rhs_threads,
@@ -25,6 +25,14 @@ def _attach(res, backend: str, layout, workers: int, state: str):
     unit = "MPI ranks" if backend == "mpi" else "threads"
     res.attrs["partition"] = f"{backend}: {layout.describe()}; {workers} {unit}"
     res.attrs["partition_state"] = state
+    return res
+
+
+def _checked(sc, model, sol, mono):
+    """The outputs of a partitioned run with its checked envelopes (re-integrated with the monolithic problem
+    ``mono``)."""
+    res = ltd_result(sc, model, sol)
+    add_envelope_check(sc, res, sol, mono)
     return res
 
 
@@ -62,7 +70,7 @@ def _run_threads(sc, t_out, progress):
                         **sc.integrator.kwargs())
     finally:
         numba.set_num_threads(before)
-    return _attach(ltd_result(sc, model, sol), "threads", layout, nthr, "shared")
+    return _attach(_checked(sc, model, sol, mono), "threads", layout, nthr, "shared")
 
 
 def _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr):
@@ -81,7 +89,7 @@ def _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr):
                    atol_scale=model.atol_scale, rtol_scale=mono.rtol_scale, acc0=model.acc0, blocks=blocks)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
                     **sc.integrator.kwargs())
-    return _attach(ltd_result(sc, model, sol), "threads", layout, W, "distributed")
+    return _attach(_checked(sc, model, sol, mono), "threads", layout, W, "distributed")
 
 
 def _run_mpi(sc, t_out, progress):
@@ -126,7 +134,7 @@ def _run_mpi(sc, t_out, progress):
     if rank != 0:
         return None
     sol.acc = np.asarray(acc)
-    return _attach(ltd_result(sc, model, sol), "mpi", layout, R, "distributed" if dist else "shared")
+    return _attach(_checked(sc, model, sol, mono), "mpi", layout, R, "distributed" if dist else "shared")
 
 
 __all__ = ["run_partitioned"]

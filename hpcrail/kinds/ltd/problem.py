@@ -30,6 +30,12 @@ def ltd_problem(sc):
     prob = Problem(k.rhs, k.observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
                    acc0=model.acc0, jac=k.jac, jac_pattern=pattern, rtol_scale=ltd_rtol_scale(model.params, n),
                    precompile=((k.outputs, outputs_argtypes(model.params)),))
+    from hpcrail.config.integrator import method_spec
+
+    if method_spec(sc.integrator.method).multirate:   # blocks stepping at their own rates, one core
+        from hpcrail.partition.ltd_multirate import multirate_problem
+
+        prob = multirate_problem(model, prob, sc.partition.multirate_block_vehicles)
     return model, prob
 
 
@@ -40,8 +46,11 @@ CAPABILITIES = Capabilities(threads=True, mpi=True, distributed=True)
 def backend(sc, threads: int | None = None) -> Backend:
     """How an LTD scenario runs (:func:`hpcrail.partition.backend.choose`): ``auto`` stays monolithic for
     consists with laws the blocks do not evaluate."""
+    from hpcrail.config.integrator import method_spec
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
 
+    if method_spec(sc.integrator.method).multirate:
+        return Backend("off", "serial", "a multirate integrator walks its blocks on one core")
     return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method, threads=threads,
                   unpartitionable=unpartitionable_laws(sc) if sc.partition.backend == "auto" else ())
 

@@ -22,6 +22,7 @@ from hpcrail.models.ltd.friction_layer import (
 from hpcrail.models.ltd.kernel import (
     N_REC, REC_BRAKE, REC_COUPLER_FORCE, REC_DEFLECTION, REC_GRADE, REC_POSITION, REC_RESISTANCE, REC_TRACTION,
 )
+from hpcrail.results.envelope_check import add_check
 from hpcrail.results.outputs import RunInfo, RunResult
 
 
@@ -269,5 +270,21 @@ def friction_result(sc, model: FrictionModel, sol) -> RunResult:
     return res
 
 
-__all__ = ["ltd_result", "friction_result", "vehicle_positions", "potential_energy", "kinetic_energy", "modes_at",
-           "stick_statistics"]
+def add_envelope_check(sc, res: RunResult | None, sol, prob=None) -> None:
+    """Add the checked envelopes (:mod:`hpcrail.results.envelope_check`) of a finished LTD run to ``res`` (in
+    place): the windows of its largest peaks re-integrated from ``sol``'s samples with the monolithic problem
+    ``prob`` (built from ``sc`` when None).  Nothing when the scenario does not check (``output.envelope_check``)
+    or ``res`` is None (an MPI rank other than 0); NaN peaks when the run failed."""
+    from hpcrail.kinds.ltd.outputs import envelope_checked
+    from hpcrail.kinds.ltd.problem import ltd_problem
+
+    if res is None or not envelope_checked(sc):
+        return
+    if prob is None:
+        _model, prob = ltd_problem(sc)
+    add_check(res, prob, sol, sc.integrator.method, sc.integrator.kwargs(), sc.output.envelope_check,
+              prob.params.n_veh - 1)
+
+
+__all__ = ["add_envelope_check", "ltd_result", "friction_result", "vehicle_positions", "potential_energy",
+           "kinetic_energy", "modes_at", "stick_statistics"]

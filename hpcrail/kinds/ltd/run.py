@@ -18,7 +18,7 @@ from hpcrail.integrators import integrate
 from hpcrail.integrators.batch import BatchItem
 from hpcrail.kinds.ltd.outputs import SERIES_NAMES
 from hpcrail.kinds.ltd.problem import choose_backend, ltd_problem
-from hpcrail.kinds.ltd.result import friction_result, ltd_result
+from hpcrail.kinds.ltd.result import add_envelope_check, friction_result, ltd_result
 from hpcrail.kinds.ltd.safety import add_running_safety, sample_grid
 from hpcrail.results.outputs import RunResult
 from hpcrail.results.sampling import sample_times
@@ -51,6 +51,7 @@ def run(sc, *, progress=None, t_out=None) -> RunResult | None:
                     **sc.integrator.kwargs())
     res = ltd_result(sc, model, sol)
     res.attrs["partition_state"] = "serial"
+    add_envelope_check(sc, res, sol, prob)
     return _finish(sc, res, t_req)
 
 
@@ -62,27 +63,31 @@ def _finish(sc, res, t_req):
 
 
 def prepare(sc, t_out=None):
-    """Batch hook: ``((model, requested times), BatchItem)`` of a smooth monolithic LTD scenario."""
+    """Batch hook: ``((model, requested times, problem), BatchItem)`` of a smooth monolithic LTD scenario."""
     model, prob = ltd_problem(sc)
     t_req = _t_out(sc, t_out)
-    return (model, t_req), BatchItem(prob, sc.integrator.method, sample_grid(sc, t_req), sc.simulation.duration_s,
+    return (model, t_req, prob), BatchItem(prob, sc.integrator.method, sample_grid(sc, t_req), sc.simulation.duration_s,
                                      **sc.integrator.kwargs())
 
 
 def finish(sc, state, sol) -> RunResult:
     """Batch hook: the outputs of a scenario integrated by the batch kernel."""
-    model, t_req = state
+    model, t_req, prob = state
     res = ltd_result(sc, model, sol)
     res.attrs["partition_state"] = "serial"
+    add_envelope_check(sc, res, sol, prob)
     return _finish(sc, res, t_req)
 
 
 def eligible(sc) -> bool:
-    """Smooth, monolithic LTD scenarios share the batch kernel; dry-friction consists (event-driven)
-    and partitioned trains (hidden-vehicle blocks) run one by one through :func:`run`."""
+    """Smooth, monolithic LTD scenarios share the batch kernel; dry-friction consists (event-driven),
+    partitioned trains (hidden-vehicle blocks) and methods outside the batch kernel (multirate, CVODE: the
+    catalogue's ``batch``) run one by one through :func:`run`."""
     from hpcrail.kinds.ltd.friction_layer import has_friction
 
-    return not has_friction(sc) and choose_backend(sc) == "off"
+    from hpcrail.config.integrator import method_spec
+
+    return not has_friction(sc) and choose_backend(sc) == "off" and method_spec(sc.integrator.method).batch
 
 
 __all__ = ["run", "prepare", "finish", "eligible"]

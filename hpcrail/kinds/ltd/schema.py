@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from hpcrail.config.base import (
     MAX_DURATION_S, MAX_SAMPLES, MAX_SERIES_VALUES, MAX_TABLE_ROWS, MAX_VEHICLES, Strict, samples_issue,
 )
+from hpcrail.config.envelope_check import EnvelopeCheck
 from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
 from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
@@ -355,6 +356,9 @@ class Output(Strict):
                                              "(default: the coupler of the largest draft force)")
     energy: bool = Field(True, description="integrate traction, resistance, brake and coupler work")
     running_safety: RunningSafety = RunningSafety()
+    envelope_check: EnvelopeCheck = Field(EnvelopeCheck(), description="after the run, re-integrate the windows of "
+                                          "the largest draft and buff peaks with a reference setting and report "
+                                          "each peak's relative difference")
 
 
 class Simulation(Strict):
@@ -434,6 +438,8 @@ class PartitionSpec(Strict):
     auto_min_vehicles: int = Field(20_000, ge=2, le=1_000_000_000, description="break-even train length of backend "
                                    "auto "
                                    "(measured: benchmarks/partition.py, docs/performance.md)")
+    multirate_block_vehicles: int = Field(32, ge=2, le=MAX_VEHICLES, description="vehicles per block of a multirate "
+                                          "method (mrbdf2): the blocks that step at their own rates")
 
     @field_validator("backend", mode="before")
     @classmethod
@@ -570,6 +576,19 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
         if not method_spec(sc.integrator.method).blocks:
             add(("partition", "state"), f"integrator {sc.integrator.method!r} does not run on blocks (distributed "
                 "state)", sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(block_methods())}")
+    from hpcrail.config.integrator import method_spec as _mspec
+
+    if _mspec(sc.integrator.method).multirate:
+        from hpcrail.kinds.ltd.couplers import partitionable_laws, unpartitionable_laws
+
+        if sc.partition.backend in ("threads", "mpi"):
+            add(("partition", "backend"), f"the multirate integrator {sc.integrator.method!r} walks its blocks on one "
+                "core (partition.multirate_block_vehicles)", sc.partition.backend, "off or auto")
+        bad = unpartitionable_laws(sc)
+        if bad:
+            add(("integrator", "method"), f"the multirate integrator evaluates blocks of table-law connections only; "
+                f"this consist uses {', '.join(bad)} connections", sc.integrator.method,
+                "a single-rate method (bdf2, trbdf2, ...)")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hpcrail.kinds.descriptor import NOT_BATCHABLE, Figure, ModelKind, lazy
 from hpcrail.kinds.ltd import TRAIN_FIGURES, TRAIN_REPORT_FIGURES
-from hpcrail.kinds.mixed_train.outputs import DETAILED, MIXED_TRAIN_OUTPUTS, SUMMARY, VEHICLE
+from hpcrail.kinds.mixed_train.outputs import CHECK_DIM, DETAILED, MIXED_TRAIN_OUTPUTS, SUMMARY, VEHICLE
 from hpcrail.kinds.ltd.outputs import COUPLER
 from hpcrail.kinds.railway_vehicle.outputs import BODY, WHEEL, WHEELSET
 from hpcrail.kinds.mixed_train.schema import MixedTrainScenario, check_mixed_train
@@ -32,7 +32,7 @@ KIND = ModelKind(
     build=lazy("hpcrail.kinds.mixed_train.build:build_mixed"),
     run=lazy("hpcrail.kinds.mixed_train.run:run"),
     batch=NOT_BATCHABLE,
-    dims=(VEHICLE, COUPLER, DETAILED, BODY, WHEELSET, WHEEL),
+    dims=(VEHICLE, COUPLER, DETAILED, BODY, WHEELSET, WHEEL, CHECK_DIM),
     shape=lazy("hpcrail.kinds.mixed_train.outputs:shape"),
     outputs=MIXED_TRAIN_OUTPUTS,
     linearisation=None,

@@ -25,6 +25,7 @@ from hpcrail.kinds.ltd.outputs import (COUPLER, COUPLER_ENVELOPES, LTD_OUTPUTS, 
                                        VEHICLE_KIND_ATTRS)
 from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS
 from hpcrail.kinds.railway_vehicle.outputs import shape as rv_shape
+from hpcrail.results.envelope_check import CHECK_DIM, CHECK_SUMMARY, check_outputs
 from hpcrail.results.outputs import Dim, Output, Shape, with_dim
 
 DETAILED = Dim("detailed_vehicle", "detailed vehicle (consist position)", labels="names")
@@ -93,8 +94,18 @@ STUDY_METRICS = (
 #: study metrics above are the scalars a sweep report plots)
 PER_VEHICLE = tuple(dataclasses.replace(o, role="element") if o.role == "metric" else o
                     for o in with_dim(RAILWAY_VEHICLE_OUTPUTS, "detailed_vehicle"))
+
+
+def envelope_checked(sc) -> bool:
+    """The run checks the consist's peaks (``output.envelope_check.enabled``; :mod:`hpcrail.results.envelope_check`)."""
+    return bool(sc.output.envelope_check.enabled)
+
+
+#: checked envelopes of the consist (issue 26)
+MIXED_CHECK = check_outputs(envelope_checked, "output.envelope_check.enabled")
+
 MIXED_TRAIN_OUTPUTS = (MIXED_SERIES + CONSIST_SERIES + MIXED_ELEMENTS + STUDY_METRICS + TRAIN_METRICS + TRAIN_SCALARS
-                       + COUPLER_ENVELOPES + PER_VEHICLE)
+                       + COUPLER_ENVELOPES + PER_VEHICLE + MIXED_CHECK)
 #: the per-detailed-vehicle series (sliced with the run's time grid)
 SERIES_NAMES = tuple(o.name for o in MIXED_TRAIN_OUTPUTS if o.role == "series")
 CONSIST_NAMES = tuple(o.name for o in CONSIST_SERIES)
@@ -104,7 +115,7 @@ SUMMARY = ("max_y_over_q", "max_y_over_q_wheel", "in_train_force_at_max_y_over_q
            "max_sum_y", "max_sum_y_wheelset", "sum_y_ratio", "in_train_force_at_max_sum_y",
            "peak_buff_force_at_vehicle", "time_of_peak_buff_force_at_vehicle", "max_lateral_displacement",
            "max_draft_force", "max_draft_force_coupler", "max_buff_force", "max_buff_force_coupler", "max_speed",
-           "mean_speed")
+           "mean_speed") + CHECK_SUMMARY
 
 
 def shape(sc) -> Shape:
@@ -117,7 +128,8 @@ def shape(sc) -> Shape:
     types = sc.vehicle_type_names()
     base = [e.type for e in sc.consist for _ in range(e.count)]     # a stand-in keeps the kind it replaces
     return Shape(
-        sizes={"vehicle": len(types), "coupler": len(conns), "detailed_vehicle": len(sc.detailed), **rv.sizes},
+        sizes={"vehicle": len(types), "coupler": len(conns), "detailed_vehicle": len(sc.detailed), **rv.sizes,
+               **({"checked_peak": 2 * sc.output.envelope_check.peaks} if envelope_checked(sc) else {})},
         coords={
             "vehicle_type": ("vehicle", tuple(types), {"long_name": "vehicle type name (detailed_<k>: the 1-DOF "
                                                                    "stand-in of detailed vehicle k)"}),
@@ -132,4 +144,4 @@ def shape(sc) -> Shape:
             **rv.coords,
         })
 
-__all__ = ["VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "CONSIST_NAMES", "SUMMARY", "shape", "COUPLER"]
+__all__ = ["CHECK_DIM", "VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "CONSIST_NAMES", "SUMMARY", "shape", "COUPLER"]

@@ -103,6 +103,7 @@ def run(sc: MixedTrainScenario, *, progress=None, t_out=None, backend: str | Non
     model = build_mixed(sc)
     sol, lay = solve(sc, model, progress=progress, backend=backend)
     res = mixed_result(sc, model, sol)
+    add_envelope_check(sc, model, res, sol)
     if lay is not None:
         res.attrs["partition"] = f"threads: {lay.describe()}"
     res.attrs["partition_state"] = "shared" if lay is not None else "serial"
@@ -114,6 +115,19 @@ def run(sc: MixedTrainScenario, *, progress=None, t_out=None, backend: str | Non
     # the consist's series only at the samples kept (a sweep's coarser grid: never the whole fine grid)
     res.values.update(consist_series(model, sol.t[rows], sol.y[rows]))
     return res
+
+
+def add_envelope_check(sc: MixedTrainScenario, model: MixedModel, res: RunResult, sol) -> None:
+    """The checked envelopes of the consist (:mod:`hpcrail.results.envelope_check`), re-integrated with the
+    monolithic mixed problem from the run's samples (in place; NaN peaks after a failed run)."""
+    from hpcrail.kinds.mixed_train.outputs import envelope_checked
+    from hpcrail.results.envelope_check import add_check
+
+    if not envelope_checked(sc):
+        return
+    prob, _lay = problem(sc, model, "off")
+    add_check(res, prob, sol, sc.integrator.method, sc.integrator.kwargs(), sc.output.envelope_check,
+              model.params.ltd.n_veh - 1, acc_slice=slice(0, model.params.acc_off))
 
 
 def detailed_records(model: MixedModel, sol) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from typing import Literal, Optional
 from pydantic import Field, ValidationError, model_validator
 
 from hpcrail.config.base import MAX_VEHICLES, Strict
+from hpcrail.config.envelope_check import EnvelopeCheck
 from hpcrail.config.errors import ConfigIssue, issue_collector
 from hpcrail.config.integrator import Integrator, method_names, method_spec, step_multiple_issues
 from hpcrail.kinds.ltd.schema import (
@@ -78,6 +79,9 @@ class Output(Strict):
     steady_window_m: float = Field(20.0, gt=0, le=10_000.0, description="steady-curving values of each detailed "
                                    "vehicle: mean over the last this many metres in the last circular curve")
     en14363: EN14363 = EN14363()
+    envelope_check: EnvelopeCheck = Field(EnvelopeCheck(), description="after the run, re-integrate the windows of "
+                                          "the consist's largest draft and buff peaks with a reference setting and "
+                                          "report each peak's relative difference")
 
 
 class MixedTrainScenario(Scenario):

@@ -346,7 +346,7 @@ def _observe(t, y, p, acc):
         e = y[B * (k + 1)]
         de = y[B * k + 1] - y[B * (k + 1) + 1]
         f = connection_force(e, de, q.conn_type[k], q.conn_rowpar, q.conn_typepar, q.conn_fm, q.conn_fa) + p.T[k]
-        envelope_update(acc, M, k, f, e)
+        envelope_update(acc, M, k, f, e, t)
         if f > fmax:
             fmax = f
         if f < fmin:

@@ -29,7 +29,7 @@ TREAT_REGULARISED = 1
 #: event functions per connection (see friction_kernel.ed_guard)
 N_GUARDS = 3
 
-#: friction section of the accumulator, after the coupler envelopes (models.couplers.envelope, ACC_HEAD + 4M):
+#: friction section of the accumulator, after the coupler envelopes (models.couplers.envelope, ACC_HEAD + N_ENV·M):
 #: [0] time of the previous observation, then per connection (M each): inside-band flag, entry time
 #: of the current stay in the band, number of stick phases, total stick time [s], |ė| at the previous
 #: observation [m/s] (band crossings are timed by linear interpolation between observations)

@@ -404,7 +404,7 @@ def _observe_range(t, y, p, acc, j0, j1, s, noninertial):
         else:
             f = noninertial(t, k, e, s_k, y[B * k + 1], y[B * (k + 1) + 1], p)
         s_k -= p.center_dist[k] + e
-        envelope_update(acc, M, k, f, e)
+        envelope_update(acc, M, k, f, e, t)
         if f > fmax:
             fmax = f
         if f < fmin:
@@ -416,6 +416,12 @@ def _observe_range(t, y, p, acc, j0, j1, s, noninertial):
 def ltd_observe_range(t, y, p, acc, j0, j1, s):
     """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (see :func:`_observe_range`)."""
     return _observe_range(t, y, p, acc, j0, j1, s, _noninertial)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_observe_range_tables(t, y, p, acc, j0, j1, s):
+    """:func:`ltd_observe_range` of a train without noninertial couplers, compiled without their path."""
+    return _observe_range(t, y, p, acc, j0, j1, s, _no_noninertial)
 
 
 @njit(inline="always", **JIT)

@@ -691,7 +691,7 @@ def planar_observe(t, y, p, acc):
     co = p.cpl_out
     for k in range(M):
         f = co[k, CO_F]
-        envelope_update(acc, M, k, f, co[k, CO_E])
+        envelope_update(acc, M, k, f, co[k, CO_E], t)
         if f > fmax:
             fmax = f
         if f < fmin:
