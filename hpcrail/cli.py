@@ -379,6 +379,16 @@ def simulate_to_store(sc, out: Path, *, overwrite: bool = False, quiet: bool = F
     return ds
 
 
+def _stated(tree, path: tuple) -> bool:
+    """Whether the scenario document sets the field at ``path`` itself (not its default)."""
+    node = tree
+    for k in path:
+        if not isinstance(node, dict) or k not in node:
+            return False
+        node = node[k]
+    return True
+
+
 @app.command()
 def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML"),
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="zarr store (default: NAME.zarr)"),
@@ -395,8 +405,10 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         partition: Optional[str] = typer.Option(
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
             "writes) | auto; same as --set partition.backend=..."),
-        no_check: bool = typer.Option(False, "--no-check", help="skip the check of the largest in-train force "
-                                      "peaks (train kinds; same as --set output.envelope_check.enabled=false)")):
+        check: Optional[bool] = typer.Option(None, "--check/--no-check", help="train kinds: re-integrate the "
+                                             "largest in-train force peaks with a reference setting and report "
+                                             "their errors (default: on, unless the file sets "
+                                             "output.envelope_check.enabled)")):
     """Run one scenario and write its result dataset to a zarr store."""
     from hpcrail.kinds import load_scenario
     from hpcrail.results.store import OutputPathError, StoreExistsError, check_output
@@ -406,8 +418,12 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
     check_figure_format(fig_format)
     try:
         sc, doc = load_scenario(scenario, set_)
-        if no_check and hasattr(getattr(sc, "output", None), "envelope_check"):
-            sc, doc = load_scenario(scenario, [*set_, "output.envelope_check.enabled=false"])
+        if hasattr(getattr(sc, "output", None), "envelope_check"):
+            stated = _stated(doc.tree, ("output", "envelope_check", "enabled")) or any(
+                a.split("=", 1)[0].strip() == "output.envelope_check.enabled" for a in set_)
+            want = check if check is not None else (None if stated else True)
+            if want is not None and want != sc.output.envelope_check.enabled:
+                sc, doc = load_scenario(scenario, [*set_, f"output.envelope_check.enabled={str(want).lower()}"])
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0

@@ -79,6 +79,8 @@ def test_shipped_linear30_setting_passes_its_check(linear30, tmp_path):
     independent RK4 reference, and the run's own check says so (no warning); ``hpcrail run`` prints the checked
     peaks and ``--no-check`` drops them."""
     sc, prob, M, ref = linear30
+    assert not sc.output.envelope_check.enabled       # off in the scenario's defaults (sweeps, Python API) ...
+    sc, _ = load_scenario(CONFIGS / "trains/linear30.yaml", ["output.envelope_check.enabled=true"])
     ds = run_scenario(sc)
     assert str(ds["status"].values) == "completed"
     k = sc.output.envelope_check.peaks
@@ -105,6 +107,10 @@ def test_cli_prints_the_checked_peaks_and_no_check_skips_them(configs_dir, tmp_p
                            env={"COLUMNS": "160"})
     assert r.exit_code == 0, r.output
     assert "checked peaks" not in r.output
+    # ... on in hpcrail run unless the scenario states it: a stated false is obeyed
+    r = CliRunner().invoke(app, ["run", f, "-o", str(tmp_path / "c.zarr"), *short, "--set",
+                                 "output.envelope_check.enabled=false"], env={"COLUMNS": "160"})
+    assert r.exit_code == 0 and "checked peaks" not in r.output, r.output
 
 
 def test_peak_selection_takes_distinct_events():

@@ -24,10 +24,14 @@ class EnvelopeCheck(Strict):
     run's stored sample at the window start: cheaper, but blind to the error carried into the window (on the
     linear30 train it reported 0.07-0.26 % where the run's peaks were 1.1-3.0 % off, tests/test_envelope_check.py).
     Overlapping windows are integrated once.
+
+    Off in the scenario's defaults (a sweep or ``hpcrail.simulate`` checks when the file or an override says
+    ``enabled: true``); ``hpcrail run`` checks unless the file sets ``enabled`` or ``--no-check`` is given.
     """
 
-    enabled: bool = Field(True, description="re-integrate the windows of the largest peaks after the run "
-                          "(`hpcrail run --no-check` turns it off)")
+    enabled: bool = Field(False, description="re-integrate the largest peaks after the run; `hpcrail run` turns "
+                          "it on unless the file sets it or --no-check is given (it costs 3.5-4.6 times the run, "
+                          "docs/performance.md, so sweeps and the Python API check only when asked)")
     peaks: int = Field(3, ge=1, le=50, description="largest draft peaks and largest buff peaks checked (each at a "
                        "distinct time)")
     span: Literal["run", "window"] = Field("run", description="run: the reference integrates the whole run from "
