@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 
 from hpcrail.config.base import MAX_VEHICLES, Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
-from hpcrail.config.integrator import Integrator, method_spec, step_multiple_issues
+from hpcrail.config.integrator import METHODS, Integrator, method_spec, step_multiple_issues
 from hpcrail.kinds.ltd.schema import (
     MIN_SECTION_KM, Connections, ConsistEntry, Output as LTDOutput, Route, RouteSection, Scenario, Simulation as LTDSimulation,
     check_scenario,
@@ -330,10 +330,10 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
         issues.append(i)
     it = sc.integrator
     spec = method_spec(it.method)
-    if spec.implicit or spec.external:
-        add(("integrator", "method"), "a mixed train integrates with explicit methods (the wheel/rail contact's "
-            "right-hand side has no Jacobian: implicit methods would difference all states at every Jacobian)",
-            it.method, "rk4, abm4 (fixed step) or dopri5 (adaptive)")
+    if spec.external:
+        add(("integrator", "method"), "a mixed train integrates with hpcrail's own methods (its Jacobian has "
+            "local blocks, the detailed vehicles, that an external solver's linear algebra does not take)",
+            it.method, ", ".join(m for m, s_ in METHODS.items() if not s_.external))
     for loc, msg, val in step_multiple_issues(it.method, it.step_s, {("simulation", "duration_s"):
                                                                      sc.simulation.duration_s,
                                                                      ("output", "interval_s"): sc.output.interval_s}):
