@@ -446,9 +446,9 @@ def _analyse_blocks(pattern: JacobianPattern) -> LinearLayout:
         idx.append(np.concatenate([pos_red[ridx[R]], pos_red[ridx[K]], fill]).astype(np.int64))
         off = oC + K.size * m
         start += m
-    is_border = np.zeros(n, bool)
-    is_border[red[lay.perm[lay.nc:]]] = True
-    ngroups, cptr, cval, gptr, gcol = _fd_groups(pattern, is_border)
+    # finite-difference groups coloured on every row: a border row of the reduced matrix may read a block's
+    # columns (a mixed train's LTD speed row reads its wagon), which the border exemption would drop
+    ngroups, cptr, cval, gptr, gcol = _fd_groups(pattern, np.zeros(n, bool))
     return LinearLayout(n=n, ml=lay.ml, mu=lay.mu, nb=lay.nb, nc=lay.nc, perm=perm, dest=dest, ngroups=int(ngroups),
                         cptr=cptr, cval=cval, gptr=gptr, gcol=gcol, lb=np.array(recs, np.int64).reshape(-1, LB_REC),
                         lb_index=np.concatenate(idx) if idx else np.zeros(0, np.int64), lb_size=int(off - L0))

@@ -7,9 +7,10 @@ the work integrals) followed by one :mod:`hpcrail.models.vehicle` slice per deta
 * the LTD pattern of the consist (:func:`~hpcrail.models.ltd.jacobian.ltd_jacobian_pattern`, table-law
   connections; the applied notch in the border);
 * per detailed vehicle d at consist index j: its own block (:func:`~hpcrail.models.vehicle.jacobian.vehicle_pattern`);
-  its rows read the LTD states K_d of vehicles j − 1, j and j + 1 (the two connections' deflections and relative
-  speeds, the brake-cylinder pressure: :func:`~hpcrail.models.mixed.kernel.detailed_eval`); the LTD speed row of
-  vehicle j is the vehicle's forward acceleration, so it reads the whole slice and K_d.
+  its rows read the LTD states K_d: the two connections' deflections (states B·j and B·(j + 1)), the speeds of
+  vehicles j − 1, j, j + 1 and vehicle j's brake states (:func:`~hpcrail.models.mixed.kernel.detailed_eval`); the
+  LTD speed row of vehicle j is the vehicle's forward acceleration, so it reads the whole slice and K_d.  The
+  fill R_d × K_d then lies inside the consist's band (rows and columns within ±B of B·j + 1).
 
 The vehicle slices are the pattern's *local blocks* (:class:`~hpcrail.integrators.linalg.JacobianPattern`):
 eliminated one by one into the consist's band (their fill R_d × K_d lies inside it), so the linear algebra costs
@@ -51,7 +52,12 @@ def mixed_jacobian_pattern(P, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         vr, vc = vehicle_pattern(vp, off)
         rows.append(vr)
         cols.append(vc)
-        K = np.arange(B * max(j - 1, 0), B * min(j + 2, N), dtype=np.int64)
+        K = list(range(B * j, B * j + B))          # its front connection's deflection, its speed, brake states
+        if j > 0:
+            K.append(B * (j - 1) + 1)               # the front neighbour's speed
+        if j < N - 1:
+            K += [B * (j + 1), B * (j + 1) + 1]     # the rear connection's deflection, the rear neighbour's speed
+        K = np.array(sorted(K), np.int64)
         sl = np.arange(off, off + m, dtype=np.int64)
         rows.append(np.repeat(sl, K.size))          # the vehicle's rows read its neighbours' LTD states
         cols.append(np.tile(K, m))
