@@ -134,3 +134,47 @@ def test_fd_groups_are_structurally_orthogonal_and_exact_on_a_linear_chain():
     vals = np.zeros(pat.nnz)
     prob.jac(0.0, y, prob.params, vals)
     np.testing.assert_allclose(dense_of(pat, vals_fd), dense_of(pat, vals), rtol=1e-6, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype,c", [(float, 3.0), (complex, 2.0 - 1.5j)])
+def test_local_blocks_eliminated_into_the_band_match_dense(dtype, c):
+    """A chain (band 2, one global state in the border) with three dense local blocks, each reading a few chain
+    states near its place and read by one chain row (a mixed train's wagons): the solve, the stored J·x and the
+    band widths (the fill stays inside the band) agree with dense algebra."""
+    rng = np.random.default_rng(7)
+    nchain, glob = 60, 60
+    blocks = [np.arange(61, 61 + 9), np.arange(70, 70 + 5), np.arange(75, 75 + 12)]
+    n = 75 + 12
+    rows, cols = random_pattern(nchain, 2, 2, [], rng)
+    rows, cols = list(rows), list(cols)
+    for j in range(nchain):                              # the global state: read by every chain row
+        rows += [j, glob]
+        cols += [glob, j]
+    rows.append(glob)
+    cols.append(glob)
+    for b, at in zip(blocks, (10, 31, 58)):
+        K = [k for k in range(at - 2, at + 3) if 0 <= k < nchain]
+        for r in b:
+            for q in list(b) + K:
+                rows.append(r)
+                cols.append(q)
+        for q in b:
+            rows.append(at)
+            cols.append(q)
+    pat = JacobianPattern.sparse(n, np.array(rows), np.array(cols), border=[glob], ordering="natural")
+    pat = pat.with_blocks(blocks)
+    vals = rng.standard_normal(pat.nnz)
+    mass = rng.uniform(0.5, 2.0, n)
+    mass[::11] = 0.0
+    b = rng.standard_normal(n)
+    x, lay, spec, J = solve_with_layout(pat, vals, c, mass, b, dtype)
+    A = c * np.diag(mass) - dense_of(pat, vals)
+    np.testing.assert_allclose(x, np.linalg.solve(A, b.astype(dtype)), rtol=1e-9, atol=1e-9)
+    assert (lay.ml, lay.mu, lay.nb) == (2, 2, 1)         # no fill outside the chain's band
+    out = np.zeros(n)
+    v = rng.standard_normal(n)
+    matvec_state_order(J, spec, v, out)
+    np.testing.assert_allclose(out, dense_of(pat, vals) @ v, rtol=1e-12, atol=1e-12)
+    # an entry joining two blocks is refused
+    with pytest.raises(ValueError, match="two local blocks"):
+        analyse(JacobianPattern.sparse(n, np.array(rows + [61]), np.array(cols + [70])).with_blocks(blocks))

@@ -232,7 +232,7 @@ def test_running_safety_outputs_under_in_train_forces():
 @pytest.mark.parametrize("override, field, fragment", [
     ("detailed.0.position=1", "detailed.0.position", "locomotive"),
     ("detailed.0.position=9", "detailed.0.position", "outside the consist"),
-    ("integrator.method=bdf2", "integrator.method", "explicit methods"),
+    ("integrator.method=cvode", "integrator.method", "hpcrail's own methods"),
     ("front_start_m=20", "front_start_m", "before the start of the track"),
     ("simulation.initial_speed_kmh=1", "simulation.initial_speed_kmh", "moving"),
     ("partition.backend=mpi", "partition.backend", "threads"),

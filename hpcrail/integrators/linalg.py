@@ -31,6 +31,23 @@ nc*w       Bᵀ (nb × nc)                          ``[b*nc + r]`` = B[r, b]   (
 +nb*nc     D (nb × nb)                           ``[a*nb + b]`` = D[a, b]   (after LU: LU of S)
 =========  ====================================  ==================================================
 
+**Local blocks** (``JacobianPattern.blocks``; the detailed vehicles of a mixed train, issue 27).  A pattern may
+name groups of states whose rows and columns touch the rest of the matrix in a few places only (each group a
+dense block D_d: the states of one multibody wagon; its rows read a few states K_d of the rest, a few rows R_d
+of the rest read it).  They are eliminated first, block by block, into the bordered-banded matrix of the other
+states (the *reduced* matrix, whose analysis includes the fill R_d × K_d)::
+
+        [ M_red  B_d ]      S = M_red − Σ_d B_d D_d⁻¹ C_d     (only the |R_d| × |K_d| entries change)
+        [ C_d    D_d ]
+
+so the cost is linear in the number of blocks: per block a dense LU of D_d, |K_d| solves for W_d = D_d⁻¹ C_d and
+the |R_d| × |K_d| update; a solve is x_d ← D_d⁻¹ b_d, b_red ← b_red − B_d x_d, the reduced solve, then
+x_d ← x_d − W_d x_red[K_d] (block Gaussian elimination / static condensation, Golub & Van Loan §3.2.10; with
+the blocks of a mixed train R_d × K_d lies inside the train's band: the band does not widen).  Storage after the
+reduced matrix, per block: D_d (m × m, row-major; its LU after factorisation), B_d (|R_d| × m, row-major) and
+C_d transposed (|K_d| × m; W_d after factorisation).  Internal order: the reduced states (band core, border),
+then the blocks' states block by block.
+
 Sources: Golub & Van Loan, *Matrix Computations* (4th ed.) §4.3 (band LU with pivoting) and §3.2;
 Anderson et al., *LAPACK Users' Guide* (``dgbtrf``/``dgbtrs`` storage); Curtis, Powell & Reid,
 J. Inst. Maths Applics 13 (1974) 117-119 (column grouping); Cuthill & McKee (1969), George (1971).
@@ -69,7 +86,15 @@ SP_OFF_EVDIR = 19   #: offset of the event directions (-1, 0, +1) [nev]
 SP_OFF_EVTERM = 20  #: offset of the event terminal flags [nev]
 SP_PERM_FROM = 21   #: first internal index whose state is not the same index (n if none)
 SP_C_ZERO = 22      #: 1 if the pattern has no entry in the border rows' core columns (C = 0 structurally)
-SP_HEADER = 24
+SP_NLB = 23         #: number of local blocks (see the module docstring; 0: none)
+SP_OFF_LB = 24      #: offset of the local-block records (LB_REC int64 each) in ``spec``
+SP_LB_SIZE = 25     #: storage length of the local blocks (after the reduced bordered-band matrix)
+SP_HEADER = 28
+
+#: one local-block record: first internal index, size m, |R|, |K|, storage offsets of D, B, Cᵀ, and the offset in
+#: ``spec`` of its index arrays (R internal indices [|R|], K internal indices [|K|], fill positions [|R|·|K|])
+LB_START, LB_M, LB_NR, LB_NK, LB_OD, LB_OB, LB_OC, LB_OI = range(8)
+LB_REC = 8
 
 
 # ================================================================================================
@@ -89,6 +114,8 @@ class JacobianPattern:
     ordering : ``"natural"`` keeps the state order for the banded core (right for chains written
         vehicle-major), ``"rcm"`` uses reverse Cuthill-McKee, ``"auto"`` the smaller bandwidth,
         ``"dense"`` puts every state in the border (dense LU).
+    blocks : tuple of int64 arrays: groups of states eliminated first as dense local blocks (module docstring);
+        the ordering and border then apply to the other states.  No entry may join two blocks.
 
     Build it with :meth:`dense`, :meth:`banded`, :meth:`block_tridiagonal` or :meth:`sparse`.
     """
@@ -99,6 +126,7 @@ class JacobianPattern:
     border: np.ndarray | None = None
     ordering: str = "auto"
     kind: str = "sparse"
+    blocks: tuple = ()
 
     def __post_init__(self):
         self.rows = np.ascontiguousarray(self.rows, dtype=np.int64)
@@ -113,6 +141,14 @@ class JacobianPattern:
                 raise ValueError(f"border indices must lie in [0, {self.n})")
         if self.ordering not in ("natural", "rcm", "auto", "dense"):
             raise ValueError(f"ordering {self.ordering!r}: allowed natural, rcm, auto, dense")
+        self.blocks = tuple(np.ascontiguousarray(b, dtype=np.int64) for b in self.blocks)
+        if self.blocks:
+            seen = np.concatenate(self.blocks)
+            if any(b.size == 0 for b in self.blocks) or seen.min() < 0 or seen.max() >= self.n or \
+                    np.unique(seen).size != seen.size:
+                raise ValueError(f"local blocks must be non-empty, disjoint sets of states in [0, {self.n})")
+            if self.border is not None and np.isin(self.border, seen).any():
+                raise ValueError("a state cannot be both in the border and in a local block")
 
     @property
     def nnz(self) -> int:
@@ -151,6 +187,10 @@ class JacobianPattern:
 
     def with_ordering(self, ordering: str) -> "JacobianPattern":
         return dataclasses.replace(self, ordering=ordering)
+
+    def with_blocks(self, blocks) -> "JacobianPattern":
+        """The same entries with ``blocks`` (int arrays of state indices) eliminated as local blocks."""
+        return dataclasses.replace(self, blocks=tuple(blocks))
 
 
 def band_index(i: int, j: int, lower: int, upper: int) -> int:
@@ -219,14 +259,24 @@ class LinearLayout:
     cval: np.ndarray
     gptr: np.ndarray
     gcol: np.ndarray
+    #: local blocks: int64[nlb, LB_REC] records and their index arrays (concatenated; offsets LB_OI relative to it)
+    lb: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, LB_REC), np.int64))
+    lb_index: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    lb_size: int = 0
 
     @property
     def size(self) -> int:
-        return lin_size_py(self.nc, self.ml, self.mu, self.nb)
+        return lin_size_py(self.nc, self.ml, self.mu, self.nb) + self.lb_size
 
 
 def lin_size_py(nc, ml, mu, nb) -> int:
+    """Storage length of a bordered-banded matrix without local blocks (see :func:`spec_lin_size_py`)."""
     return nc * (2 * ml + mu + 1) + 2 * nb * nc + nb * nb
+
+
+def spec_lin_size_py(spec) -> int:
+    """Storage length of one matrix (J or its LU) of a ``spec``, local blocks included."""
+    return lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB])) + int(spec[SP_LB_SIZE])
 
 
 def analyse(pattern: JacobianPattern, max_border: int | None = None) -> LinearLayout:
@@ -236,8 +286,10 @@ def analyse(pattern: JacobianPattern, max_border: int | None = None) -> LinearLa
     Border: the given ``pattern.border``, or (``None``) every state whose row or column holds more
     than ``max(16, 8 × median)`` entries.  Core order: natural or reverse Cuthill-McKee (smaller
     ml+mu for ``"auto"``).  When the band would be wider than a dense LU is worth
-    (w > nc/3), everything goes to the border.
+    (w > nc/3), everything goes to the border.  Local blocks (``pattern.blocks``): :func:`_analyse_blocks`.
     """
+    if pattern.blocks:
+        return _analyse_blocks(pattern)
     n = pattern.n
     ok = (pattern.rows >= 0) & (pattern.cols >= 0)
     rows, cols = pattern.rows[ok], pattern.cols[ok]
@@ -301,11 +353,18 @@ def analyse(pattern: JacobianPattern, max_border: int | None = None) -> LinearLa
     d_ = (r >= nc) & (c >= nc)     # D
     d[d_] = nc * w + 2 * nb * nc + (r[d_] - nc) * nb + (c[d_] - nc)
     dest[kk] = d
-    # finite differences: colour the columns on the non-border rows; border columns alone;
-    # border-row entries of core columns cannot be separated -> left out (treated as zero)
-    row_ok = ~is_border
-    col_ok = ~is_border
-    color, ngroups = _greedy_groups(n, rows, cols, row_ok, col_ok)
+    ngroups, cptr, cval, gptr, gcol = _fd_groups(pattern, is_border)
+    return LinearLayout(n=n, ml=ml, mu=mu, nb=nb, nc=nc, perm=perm, dest=dest, ngroups=int(ngroups),
+                        cptr=cptr, cval=cval, gptr=gptr, gcol=gcol)
+
+
+def _fd_groups(pattern: JacobianPattern, is_border: np.ndarray):
+    """Finite-difference column groups ``(ngroups, cptr, cval, gptr, gcol)``: the columns coloured on the
+    non-border rows; border columns alone; border-row entries of core columns cannot be separated -> left out
+    (treated as zero)."""
+    n = pattern.n
+    ok = (pattern.rows >= 0) & (pattern.cols >= 0)
+    color, ngroups = _greedy_groups(n, pattern.rows[ok], pattern.cols[ok], ~is_border, ~is_border)
     kk = np.flatnonzero(ok)
     usable = ~(is_border[pattern.rows[kk]] & ~is_border[pattern.cols[kk]]) if kk.size else np.zeros(0, bool)
     kk = kk[usable]
@@ -314,13 +373,85 @@ def analyse(pattern: JacobianPattern, max_border: int | None = None) -> LinearLa
     cptr = np.zeros(n + 1, np.int64)
     np.add.at(cptr, pattern.cols[cval] + 1, 1)
     cptr = np.cumsum(cptr)
-    gorder = np.argsort(color, kind="stable")
-    gcol = gorder.astype(np.int64)
+    gcol = np.argsort(color, kind="stable").astype(np.int64)
     gptr = np.zeros(ngroups + 1, np.int64)
     np.add.at(gptr, color + 1, 1)
     gptr = np.cumsum(gptr)
-    return LinearLayout(n=n, ml=ml, mu=mu, nb=nb, nc=nc, perm=perm, dest=dest, ngroups=int(ngroups),
-                        cptr=cptr, cval=cval, gptr=gptr, gcol=gcol)
+    return ngroups, cptr, cval, gptr, gcol
+
+
+def _analyse_blocks(pattern: JacobianPattern) -> LinearLayout:
+    """:func:`analyse` of a pattern with local blocks (module docstring): the reduced matrix (the other states,
+    with the fill R_d × K_d of every block) is analysed as a bordered band; the blocks follow in the internal
+    order.  Raises ``ValueError`` if an entry joins two blocks."""
+    n = pattern.n
+    bid = -np.ones(n, np.int64)
+    for d, b in enumerate(pattern.blocks):
+        bid[b] = d
+    red = np.flatnonzero(bid < 0)
+    n_red = red.size
+    ridx = -np.ones(n, np.int64)
+    ridx[red] = np.arange(n_red)
+    ok = (pattern.rows >= 0) & (pattern.cols >= 0)
+    kk = np.flatnonzero(ok)
+    r, c = pattern.rows[kk], pattern.cols[kk]
+    rb, cb = bid[r], bid[c]
+    if np.any((rb >= 0) & (cb >= 0) & (rb != cb)):
+        raise ValueError("a Jacobian entry joins two local blocks: local blocks must only touch the other states")
+    Rs, Ks = [], []
+    for d in range(len(pattern.blocks)):
+        Rs.append(np.unique(r[(rb < 0) & (cb == d)]))
+        Ks.append(np.unique(c[(rb == d) & (cb < 0)]))
+    both = (rb < 0) & (cb < 0)
+    fr = [np.repeat(ridx[R], K.size) for R, K in zip(Rs, Ks)]
+    fc = [np.tile(ridx[K], R.size) for R, K in zip(Rs, Ks)]
+    nrr = int(both.sum())
+    rrows = np.concatenate([ridx[r[both]]] + fr).astype(np.int64)
+    rcols = np.concatenate([ridx[c[both]]] + fc).astype(np.int64)
+    border = None if pattern.border is None else ridx[pattern.border]
+    lay = analyse(JacobianPattern(n_red, rrows, rcols, border=border, ordering=pattern.ordering))
+    pos_red = np.empty(n_red, np.int64)
+    pos_red[lay.perm] = np.arange(n_red)
+    perm = np.concatenate([red[lay.perm]] + list(pattern.blocks)).astype(np.int64)
+    pos = np.empty(n, np.int64)
+    pos[perm] = np.arange(n)
+    L0 = lay.size
+    dest = -np.ones(pattern.nnz, np.int64)
+    dest[kk[both]] = lay.dest[:nrr]
+    recs, idx = [], []
+    off = L0
+    start = n_red
+    fpos = nrr
+    for d, b in enumerate(pattern.blocks):
+        m, R, K = b.size, Rs[d], Ks[d]
+        oD, oB = off, off + m * m
+        oC = oB + R.size * m
+        local = -np.ones(n, np.int64)
+        local[b] = np.arange(m)
+        rloc = -np.ones(n, np.int64)
+        rloc[R] = np.arange(R.size)
+        kloc = -np.ones(n, np.int64)
+        kloc[K] = np.arange(K.size)
+        sel = (rb == d) & (cb == d)
+        dest[kk[sel]] = oD + local[r[sel]] * m + local[c[sel]]
+        sel = (rb < 0) & (cb == d)
+        dest[kk[sel]] = oB + rloc[r[sel]] * m + local[c[sel]]
+        sel = (rb == d) & (cb < 0)
+        dest[kk[sel]] = oC + kloc[c[sel]] * m + local[r[sel]]
+        fill = lay.dest[fpos:fpos + R.size * K.size]
+        fpos += R.size * K.size
+        if np.any(fill < 0):
+            raise ValueError("internal: a local block's fill has no place in the reduced matrix")
+        recs.append([start, m, R.size, K.size, oD, oB, oC, sum(len(a) for a in idx)])
+        idx.append(np.concatenate([pos_red[ridx[R]], pos_red[ridx[K]], fill]).astype(np.int64))
+        off = oC + K.size * m
+        start += m
+    # finite-difference groups coloured on every row: a border row of the reduced matrix may read a block's
+    # columns (a mixed train's LTD speed row reads its wagon), which the border exemption would drop
+    ngroups, cptr, cval, gptr, gcol = _fd_groups(pattern, np.zeros(n, bool))
+    return LinearLayout(n=n, ml=lay.ml, mu=lay.mu, nb=lay.nb, nc=lay.nc, perm=perm, dest=dest, ngroups=int(ngroups),
+                        cptr=cptr, cval=cval, gptr=gptr, gcol=gcol, lb=np.array(recs, np.int64).reshape(-1, LB_REC),
+                        lb_index=np.concatenate(idx) if idx else np.zeros(0, np.int64), lb_size=int(off - L0))
 
 
 def build_spec(layout: LinearLayout, pattern: JacobianPattern, has_jac: bool, mass_identity: bool,
@@ -342,11 +473,19 @@ def build_spec(layout: LinearLayout, pattern: JacobianPattern, has_jac: bool, ma
     w = 2 * layout.ml + layout.mu + 1
     c0 = layout.nc * w + layout.nb * layout.nc
     head[SP_C_ZERO] = int(not np.any((layout.dest >= c0) & (layout.dest < c0 + layout.nb * layout.nc)))
+    if layout.lb.shape[0]:
+        head[SP_C_ZERO] = 0     # the blocks' fill may reach the border rows' core columns: test at run time
     off = SP_HEADER
     for slot, arr in zip((SP_OFF_PERM, SP_OFF_IPERM, SP_OFF_DEST, SP_OFF_ROWS, SP_OFF_CPTR, SP_OFF_CVAL,
                           SP_OFF_GPTR, SP_OFF_GCOL, SP_OFF_EVDIR, SP_OFF_EVTERM), parts):
         head[slot] = off
         off += len(arr)
+    nlb = layout.lb.shape[0]
+    head[SP_NLB], head[SP_LB_SIZE] = nlb, layout.lb_size
+    head[SP_OFF_LB] = off
+    lb = layout.lb.copy()
+    lb[:, LB_OI] += off + nlb * LB_REC       # index arrays follow the records
+    parts += [lb.ravel(), layout.lb_index]
     return np.ascontiguousarray(np.concatenate([head] + [np.asarray(p, np.int64) for p in parts]))
 
 
@@ -367,7 +506,7 @@ def lin_size(spec):
     """Length of one bordered-banded matrix storage for ``spec``."""
     nc = spec[SP_NC]
     nb = spec[SP_NB]
-    return nc * (2 * spec[SP_ML] + spec[SP_MU] + 1) + 2 * nb * nc + nb * nb
+    return nc * (2 * spec[SP_ML] + spec[SP_MU] + 1) + 2 * nb * nc + nb * nb + spec[SP_LB_SIZE]
 
 
 @njit(**JIT_NRT_FREE)
@@ -630,14 +769,53 @@ def _c_is_zero(a, oc, nb, nc):
 
 
 @njit(**JIT_NRT_FREE)
+def _eliminate_local_blocks(a, spec, piv):
+    """Factorise every local block D_d, W_d = D_d⁻¹ C_d in place of C_dᵀ, and subtract B_d W_d from the reduced
+    matrix (module docstring).  False if a block is singular."""
+    ok = True
+    ob = spec[SP_OFF_LB]
+    for d in range(spec[SP_NLB]):
+        q = ob + d * LB_REC
+        st = spec[q + LB_START]
+        m = spec[q + LB_M]
+        nr = spec[q + LB_NR]
+        nk = spec[q + LB_NK]
+        od = spec[q + LB_OD]
+        obb = spec[q + LB_OB]
+        oc = spec[q + LB_OC]
+        oi = spec[q + LB_OI]
+        if not dense_lu(a[od:od + m * m], m, piv[st:st + m]):
+            ok = False
+            continue
+        for k in range(nk):
+            dense_solve(a[od:od + m * m], m, piv[st:st + m], a[oc + k * m:oc + (k + 1) * m])
+        for i in range(nr):
+            for k in range(nk):
+                acc = a[obb + i * m] * a[oc + k * m]
+                for u in range(1, m):
+                    acc += a[obb + i * m + u] * a[oc + k * m + u]
+                a[spec[oi + nr + nk + i * nk + k]] -= acc
+    return ok
+
+
+@njit(**JIT_NRT_FREE)
 def bordered_lu(a, spec, piv, tmp):
-    """Factorise a bordered-banded matrix in place (layout in the module docstring).
+    """Factorise a bordered-banded matrix in place (layout in the module docstring), its local blocks first.
 
     When the border rows do not depend on the core (C = 0: global states driven only by
     themselves, such as a train's applied notch), the matrix is block triangular: S = D and no
     A⁻¹B is formed.  ``piv``: int64[n]; ``tmp``: work vector of length ≥ nc with the dtype of
     ``a``.  Returns False if the matrix is singular to working precision.
     """
+    if spec[SP_NLB] > 0:
+        okb = _eliminate_local_blocks(a, spec, piv)
+        return _reduced_lu(a, spec, piv) and okb
+    return _reduced_lu(a, spec, piv)
+
+
+@njit(**JIT_NRT_FREE)
+def _reduced_lu(a, spec, piv):
+    """:func:`bordered_lu` of the bordered-banded (reduced) matrix."""
     nc = spec[SP_NC]
     nb = spec[SP_NB]
     ml = spec[SP_ML]
@@ -669,6 +847,44 @@ def bordered_lu(a, spec, piv, tmp):
 @njit(**JIT_NRT_FREE)
 def bordered_solve(a, spec, piv, x):
     """Solve M x = b in place (internal order) with the factors of :func:`bordered_lu`."""
+    nlb = spec[SP_NLB]
+    if nlb == 0:
+        _reduced_solve(a, spec, piv, x)
+        return
+    ob = spec[SP_OFF_LB]
+    for d in range(nlb):     # x_d ← D_d⁻¹ b_d; b_red ← b_red − B_d x_d
+        q = ob + d * LB_REC
+        st = spec[q + LB_START]
+        m = spec[q + LB_M]
+        nr = spec[q + LB_NR]
+        od = spec[q + LB_OD]
+        obb = spec[q + LB_OB]
+        oi = spec[q + LB_OI]
+        dense_solve(a[od:od + m * m], m, piv[st:st + m], x[st:st + m])
+        for i in range(nr):
+            acc = a[obb + i * m] * x[st]
+            for u in range(1, m):
+                acc += a[obb + i * m + u] * x[st + u]
+            x[spec[oi + i]] -= acc
+    _reduced_solve(a, spec, piv, x)
+    for d in range(nlb):     # x_d ← x_d − W_d x_red[K_d]
+        q = ob + d * LB_REC
+        st = spec[q + LB_START]
+        m = spec[q + LB_M]
+        nr = spec[q + LB_NR]
+        nk = spec[q + LB_NK]
+        oc = spec[q + LB_OC]
+        oi = spec[q + LB_OI]
+        for k in range(nk):
+            xk = x[spec[oi + nr + k]]
+            if xk != 0.0:
+                for u in range(m):
+                    x[st + u] -= a[oc + k * m + u] * xk
+
+
+@njit(**JIT_NRT_FREE)
+def _reduced_solve(a, spec, piv, x):
+    """:func:`bordered_solve` of the bordered-banded (reduced) matrix on ``x[:nc + nb]``."""
     nc = spec[SP_NC]
     nb = spec[SP_NB]
     ml = spec[SP_ML]
@@ -718,7 +934,15 @@ def diag_position(spec, p):
     if p < nc:
         return p * w + ml + mu
     q = p - nc
-    return nc * w + 2 * nb * nc + q * nb + q
+    if q < nb:
+        return nc * w + 2 * nb * nc + q * nb + q
+    ob = spec[SP_OFF_LB]
+    for d in range(spec[SP_NLB]):
+        r = ob + d * LB_REC
+        u = p - spec[r + LB_START]
+        if 0 <= u < spec[r + LB_M]:
+            return spec[r + LB_OD] + u * spec[r + LB_M] + u
+    return -1
 
 
 @njit(**JIT_NRT_FREE)
@@ -740,6 +964,14 @@ def form_matrix(J, out, c, mass, spec):
     od = nc * w + 2 * nb * nc
     for q in range(nb):
         out[od + q * nb + q] += c * mass[spec[po + nc + q]]
+    ob = spec[SP_OFF_LB]
+    for d in range(spec[SP_NLB]):
+        r = ob + d * LB_REC
+        st = spec[r + LB_START]
+        m = spec[r + LB_M]
+        o = spec[r + LB_OD]
+        for u in range(m):
+            out[o + u * m + u] += c * mass[spec[po + st + u]]
 
 
 @njit(**JIT_NRT_FREE)
@@ -791,6 +1023,22 @@ def matvec_state_order(J, spec, x, out):
             yi[nc + b] += J[oc + b * nc + c] * xi[c]
         for c in range(nb):
             yi[nc + b] += J[od + b * nb + c] * xi[nc + c]
+    ob = spec[SP_OFF_LB]
+    for d in range(spec[SP_NLB]):
+        r = ob + d * LB_REC
+        st = spec[r + LB_START]
+        m = spec[r + LB_M]
+        nr = spec[r + LB_NR]
+        nk = spec[r + LB_NK]
+        oi = spec[r + LB_OI]
+        for u in range(m):
+            for v in range(m):
+                yi[st + u] += J[spec[r + LB_OD] + u * m + v] * xi[st + v]
+            for k in range(nk):
+                yi[st + u] += J[spec[r + LB_OC] + k * m + u] * xi[spec[oi + nr + k]]
+        for i in range(nr):
+            for v in range(m):
+                yi[spec[oi + i]] += J[spec[r + LB_OB] + i * m + v] * xi[st + v]
     for p in range(n):
         out[spec[po + p]] = yi[p]
 

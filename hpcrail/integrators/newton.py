@@ -35,8 +35,8 @@ from hpcrail.integrators.collectives import OW_P, seg, wrms
 from hpcrail.integrators.common import EPS
 from hpcrail.integrators.contract import ST_NEWTON, ST_NFEV, ST_NJEV, ST_NLU
 from hpcrail.integrators.linalg import (
-    SP_HAS_JAC, SP_ML, SP_MU, SP_N, SP_NB, SP_NC, SP_NNZ, bordered_lu, fd_values, form_matrix, lin_size,
-    lin_size_py, scatter_values, solve_state_order,
+    SP_HAS_JAC, SP_N, SP_NNZ, bordered_lu, fd_values, form_matrix, lin_size, scatter_values, solve_state_order,
+    spec_lin_size_py,
 )
 from hpcrail.integrators.spmd_linalg import (
     SS_ML, SS_MU, SS_NC, SS_NG, SS_NNZ, spmd_factorise, spmd_jacobian, spmd_lin_size, spmd_lin_size_py, spmd_solve,
@@ -77,14 +77,13 @@ def needs_factorisation(c, c_lu):
 # The implicit kernels reach the Jacobian and the iteration matrix only through the functions below.  One block
 # (``vb.sspec`` empty) uses the bordered-band LU of :mod:`~hpcrail.integrators.linalg` on the kernel's ``spec``
 # (analytic Jacobian or finite differences over column groups); blocks on several workers use the partitioned
-# (SPIKE) LU of :mod:`~hpcrail.integrators.spmd_linalg` on ``vb.sspec`` with the model's analytic Jacobian.  A
-# further structure (a fixed-pattern sparse LU for mixed trains, issue 27) is one more branch here, selected by
-# the layout arrays, and no method changes.
+# (SPIKE) LU of :mod:`~hpcrail.integrators.spmd_linalg` on ``vb.sspec`` with the model's analytic Jacobian.  The
+# bordered band may carry local blocks (a mixed train's multibody wagons, issue 27), eliminated into the band by
+# the same LU (``JacobianPattern.blocks``, selected by the layout arrays): no method changes.
 def lin_storage_py(spec, sspec=None, P: int = 1) -> tuple[int, int]:
     """:func:`lin_storage` in Python: for one block (``sspec`` None or empty) or ``P`` blocks."""
     if sspec is None or len(sspec) == 0:
-        return (lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB])),
-                int(spec[SP_N]))
+        return spec_lin_size_py(spec), int(spec[SP_N])
     nc, ng, ml, mu = int(sspec[SS_NC]), int(sspec[SS_NG]), int(sspec[SS_ML]), int(sspec[SS_MU])
     return spmd_lin_size_py(nc, ng, ml, mu, P), nc + ng + P * (ml + mu)
 

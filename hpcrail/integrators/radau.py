@@ -35,7 +35,7 @@ from hpcrail.integrators.contract import (
     TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import (
-    SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order,
+    SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, solve_state_order, spec_lin_size_py,
 )
 from hpcrail.integrators.newton import default_newton_tol, evaluate_jacobian, factorise_one_block as factorise
 
@@ -65,7 +65,7 @@ _SC_HOLD, _SC_EOLD, _SC_LU_H, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HAVESOL, _SC_
 def radau_state_size(n: int, spec, sspec=None, P: int = 1) -> int:
     """t, h, init, f (n), events, scalars, previous dense polynomial (4n), J, real LU, complex LU
     (2L), real and complex pivots."""
-    L = lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB]))
+    L = spec_lin_size_py(spec)
     return 3 + n + int(spec[SP_NEV]) + _N_SCAL + 4 * n + 4 * L + 2 * n
 
 

@@ -112,7 +112,7 @@ def validate_document(doc: Document):
 
 def _kind_methods(kind: ModelKind, issues: list) -> None:
     """An unknown ``integrator.method`` lists the methods the kind runs with (a kind's schema may narrow the
-    catalogue with ``integrator_methods()``: a mixed train takes explicit methods only)."""
+    catalogue with ``integrator_methods()``: a mixed train takes hpcrail's own methods, not CVODE)."""
     narrow = getattr(kind.schema, "integrator_methods", None)
     if narrow is None:
         return

@@ -11,7 +11,9 @@ import dataclasses
 import numba
 import numpy as np
 
+from hpcrail.config.integrator import method_spec
 from hpcrail.integrators import Problem, integrate
+from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.kinds.ltd.outputs import coupler_envelope_values, train_metrics
 from hpcrail.kinds.ltd.result import vehicle_positions
 from hpcrail.kinds.mixed_train.build import MixedModel, build_mixed
@@ -23,6 +25,7 @@ from hpcrail.models.mixed.kernel import (
     CD_F_FRONT, CD_F_REAR, CD_FY_FRONT, CD_FY_REAR, CD_ALPHA_FRONT, CD_ALPHA_REAR, N_CD, mixed_observe, mixed_outputs,
     mixed_rhs,
 )
+from hpcrail.models.mixed.jacobian import mixed_jacobian_pattern
 from hpcrail.models.vehicle.kernel import diag_size
 from hpcrail.partition.backend import Capabilities
 from hpcrail.results.outputs import RunInfo, RunResult
@@ -59,9 +62,21 @@ def layout_of(sc: MixedTrainScenario, n_blocks: int):
     return layout_from_boundaries(n, sorted(bnd))
 
 
+def jacobian_pattern(model: MixedModel) -> JacobianPattern:
+    """The mixed train's Jacobian pattern (:func:`~hpcrail.models.mixed.jacobian.mixed_jacobian_pattern`): the
+    consist's band with the notch in the border, each detailed vehicle a local block eliminated into the band.
+    The implicit methods take its values by finite differences over structurally orthogonal column groups
+    (about one group per state of the largest vehicle, instead of one per state of the train)."""
+    n = model.y0.size
+    rows, cols, border, blocks = mixed_jacobian_pattern(model.params, n)
+    return JacobianPattern.sparse(n, rows, cols, border=border, ordering="natural").with_blocks(blocks)
+
+
 def problem(sc: MixedTrainScenario, model: MixedModel, backend: str = "off"):
-    """``(Problem, layout or None)`` of a built mixed train."""
+    """``(Problem, layout or None)`` of a built mixed train (with its Jacobian pattern when the method is
+    implicit: :func:`jacobian_pattern`)."""
     P = model.params
+    pattern = jacobian_pattern(model) if method_spec(sc.integrator.method).implicit else None
     if backend == "threads":
         from hpcrail.partition.layout import thread_count
         from hpcrail.partition.ltd import partitioned_params
@@ -70,12 +85,12 @@ def problem(sc: MixedTrainScenario, model: MixedModel, backend: str = "off"):
         lay = layout_of(sc, thread_count(sc.partition.threads))
         TP = MixedThreadParams(mixed=P, part=partitioned_params(P.ltd, lay))
         return Problem(mixed_rhs_threads, mixed_observe_threads, TP, model.y0, acc0=model.acc0,
-                       atol_scale=model.atol_scale), lay
+                       atol_scale=model.atol_scale, jac_pattern=pattern), lay
     # the per-sample outputs kernel compiles while a first run's compile helper compiles the integrator
     out_types = tuple(numba.typeof(a) for a in (np.zeros(1), np.zeros((1, 1)), P, np.zeros((1, 1, 1)),
                                                np.zeros((1, 1, 1)), np.zeros((1, 1))))
     return Problem(mixed_rhs, mixed_observe, P, model.y0, acc0=model.acc0, atol_scale=model.atol_scale,
-                   precompile=((mixed_outputs, out_types),)), None
+                   precompile=((mixed_outputs, out_types),), jac_pattern=pattern), None
 
 
 def solve(sc: MixedTrainScenario, model: MixedModel, progress=None, backend: str | None = None):

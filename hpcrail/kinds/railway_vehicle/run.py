@@ -9,34 +9,42 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcrail.config.integrator import method_spec
 from hpcrail.integrators import Problem, integrate
+from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.kinds.railway_vehicle.build import build_railway_vehicle
 from hpcrail.kinds.railway_vehicle.outputs import SERIES_NAMES
 from hpcrail.kinds.railway_vehicle.schema import RailwayVehicleScenario
 from hpcrail.models.vehicle import build as B
+from hpcrail.models.vehicle.jacobian import vehicle_jac_dense
 from hpcrail.models.vehicle.kernel import diag_size, vehicle_observe, vehicle_outputs, vehicle_rhs
 from hpcrail.results.outputs import RunInfo, RunResult
 from hpcrail.results.running_safety import running_safety
 from hpcrail.results.sampling import sample_times, select_samples
 
 
-def problem(model) -> Problem:
+def problem(model, method: str | None = None) -> Problem:
     """The integrator problem of a built vehicle (observer: per-body envelopes of |y| and |ψ|); the per-sample
-    outputs kernel is compiled while a first run's compile helper compiles the integrator."""
+    outputs kernel is compiled while a first run's compile helper compiles the integrator.  For an implicit
+    ``method`` with its structured Jacobian :func:`~hpcrail.models.vehicle.jacobian.vehicle_jac` (dense n × n;
+    explicit methods get no Jacobian, so their compiled kernels do not change)."""
     import numba
 
     P = model.params
     out_types = tuple(numba.typeof(a) for a in (np.zeros(1), np.zeros((1, 1)), P, np.zeros((1, 1)),
                                                np.zeros((1, 1))))
+    jac = {}
+    if method is not None and method_spec(method).implicit:
+        jac = dict(jac=vehicle_jac_dense, jac_pattern=JacobianPattern.dense(P.n_state))
     return Problem(vehicle_rhs, vehicle_observe, P, model.y0, acc0=np.zeros(2 * P.n_body),
-                   precompile=((vehicle_outputs, out_types),))
+                   precompile=((vehicle_outputs, out_types),), **jac)
 
 
 def solve(sc: RailwayVehicleScenario, model, progress=None, n_chunks: int = 50):
     """Integrate a built model with the scenario's integrator block; samples every ``output.interval_s``."""
     t_out = sample_times(0.0, sc.simulation.duration_s, sc.output.interval_s)
-    return integrate(problem(model), sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
-                     n_chunks=n_chunks, **sc.integrator.kwargs())
+    return integrate(problem(model, sc.integrator.method), sc.integrator.method, t_out, sc.simulation.duration_s,
+                     progress=progress, n_chunks=n_chunks, **sc.integrator.kwargs())
 
 
 def run(sc: RailwayVehicleScenario, *, progress=None, t_out=None) -> RunResult:

@@ -505,6 +505,362 @@ def _wheelset_diag(P, w, out, cr, N0, N1, fpen0, fpen1, lut, v, vx, vy, vz, wxa,
     diag[base_s + DWS_PHIDOT] = out[L.PHIDOT]
 
 
+@njit(inline="always", **JIT_NRT_FREE)
+def _track_frames(P, s, W):
+    """Step 1 of :func:`vehicle_eval`: every body's track frame at its arc length s + x_b into its work block."""
+    for b in range(P.n_body):
+        k = b * WORK_BODY
+        X, Yg, h, kap, kapp, ph, php = track_frame(P.track, s + P.b_x[b])
+        W[k + B_X] = X
+        W[k + B_YG] = Yg
+        W[k + B_H] = h
+        W[k + B_K] = kap
+        W[k + B_KP] = kapp
+        W[k + B_PH] = ph
+        W[k + B_PHP] = php
+        W[k + B_CH] = math.cos(h)
+        W[k + B_SH] = math.sin(h)
+        W[k + B_CP] = math.cos(ph)
+        W[k + B_SP] = math.sin(ph)
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _contact(P, w, y, off, s, v, W):
+    """Step 2 of :func:`vehicle_eval` for wheelset w: its contact geometry (z, φ from the embedded constraint)
+    into its work block; returns the LUT range flag."""
+    b = P.w_body[w]
+    o = off + P.b_off[b]
+    kc = P.n_body * WORK_BODY + w * WORK_WS
+    return _contact_geometry(P, w, y[o + W_Y], y[o + W_YD], s + P.b_x[b], v, W[kc + C_OUT:kc + C_OUT + L.N_OUT],
+                             W[kc + C_IRR:kc + C_IRR + 4], W[kc + C_RATES:kc + C_RATES + 5], W[kc + C_X:kc + C_X + 4],
+                             W[kc + C_PDD:kc + C_PDD + 5], W[kc + C_ZPHI:kc + C_ZPHI + 2])
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _kinematics(P, b, y, off, v, W):
+    """Step 3 of :func:`vehicle_eval` for body b: global position, rotation, velocities into its work block, and
+    its force/moment accumulators zeroed (a wheelset's z, φ and rates from its contact block)."""
+    k = b * WORK_BODY
+    o = off + P.b_off[b]
+    if P.b_kind[b] == KIND_WHEELSET:
+        w = P.b_ws[b]
+        kc = P.n_body * WORK_BODY + w * WORK_WS + C_OUT
+        yy = y[o + W_Y]
+        zz = W[kc + L.Z]
+        phi = W[kc + L.PHI]
+        th = 0.0
+        psi = y[o + W_PSI]
+        yd = y[o + W_YD]
+        zd = W[kc + L.ZDOT]
+        phid = W[kc + L.PHIDOT]
+        thd = 0.0
+        psid = y[o + W_PSID]
+    else:
+        yy = y[o + R_Y]
+        zz = P.b_z[b] + y[o + R_Z]
+        phi = y[o + R_PHI]
+        th = y[o + R_TH]
+        psi = y[o + R_PSI]
+        yd = y[o + 5 + R_Y]
+        zd = y[o + 5 + R_Z]
+        phid = y[o + 5 + R_PHI]
+        thd = y[o + 5 + R_TH]
+        psid = y[o + 5 + R_PSI]
+    W[k + B_RBAR] = 0.0
+    W[k + B_RBAR + 1] = yy
+    W[k + B_RBAR + 2] = zz
+    W[k + B_RDOT] = 0.0
+    W[k + B_RDOT + 1] = yd
+    W[k + B_RDOT + 2] = zd
+    W[k + B_ANG] = phi
+    W[k + B_ANG + 1] = th
+    W[k + B_ANG + 2] = psi
+    W[k + B_RATE] = phid
+    W[k + B_RATE + 1] = thd
+    W[k + B_RATE + 2] = psid
+    gx, gy, gz = _from_track(W, k, 0.0, yy, zz)
+    W[k + B_R] = W[k + B_X] + gx
+    W[k + B_R + 1] = W[k + B_YG] + gy
+    W[k + B_R + 2] = gz
+    # A = A^t A_rel, A_rel = I + skew(φ, θ, ψ) (small relative rotations, paper 004 eq 9)
+    for col in range(3):
+        if col == 0:
+            ax, ay, az = 1.0, psi, -th
+        elif col == 1:
+            ax, ay, az = -psi, 1.0, phi
+        else:
+            ax, ay, az = th, -phi, 1.0
+        cx, cy, cz = _from_track(W, k, ax, ay, az)
+        W[k + B_A + col] = cx
+        W[k + B_A + 3 + col] = cy
+        W[k + B_A + 6 + col] = cz
+    # frame angular velocity v Ω (global) = v (κ e_Z + φ^t' t)
+    kap = W[k + B_K]
+    php = W[k + B_PHP]
+    ch = W[k + B_CH]
+    sh = W[k + B_SH]
+    wfx = v * php * ch
+    wfy = v * php * sh
+    wfz = v * kap
+    rx, ry, rz = _cross(wfx, wfy, wfz, gx, gy, gz)
+    dx, dy, dz = _from_track(W, k, 0.0, yd, zd)
+    W[k + B_V] = v * ch + rx + dx
+    W[k + B_V + 1] = v * sh + ry + dy
+    W[k + B_V + 2] = rz + dz
+    qx, qy, qz = _from_track(W, k, phid, thd, psid)
+    W[k + B_W] = wfx + qx
+    W[k + B_W + 1] = wfy + qy
+    W[k + B_W + 2] = wfz + qz
+    for q in range(6):
+        W[k + B_F + q] = 0.0
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _element_geometry(P, e, v, W):
+    """Deformation of element e from its bodies' kinematics: ``(d, ḋ, e_x, e_y, e_z, p, q)`` with d [m or rad]
+    along (about) the axis e (global) of body i's track frame, its rate ḋ, and the end-point arms p = A_i u_P,
+    q = A_j u_Q (global; zeros for rotational elements)."""
+    i = P.e_i[e]
+    j = P.e_j[e]
+    ki = i * WORK_BODY
+    kj = j * WORK_BODY
+    ax = P.e_axis[e]
+    if ax < 3:
+        # axis of body i's track frame, global
+        if ax == 0:
+            ex, ey, ez = _from_track(W, ki, 1.0, 0.0, 0.0)
+        elif ax == 1:
+            ex, ey, ez = _from_track(W, ki, 0.0, 1.0, 0.0)
+        else:
+            ex, ey, ez = _from_track(W, ki, 0.0, 0.0, 1.0)
+        px, py, pz = _rotate(W, ki + B_A, P.e_uP[e, 0], P.e_uP[e, 1], P.e_uP[e, 2])
+        qx, qy, qz = _rotate(W, kj + B_A, P.e_uQ[e, 0], P.e_uQ[e, 1], P.e_uQ[e, 2])
+        dfx = W[ki + B_R] + px - W[kj + B_R] - qx
+        dfy = W[ki + B_R + 1] + py - W[kj + B_R + 1] - qy
+        dfz = W[ki + B_R + 2] + pz - W[kj + B_R + 2] - qz
+        vpx, vpy, vpz = _cross(W[ki + B_W], W[ki + B_W + 1], W[ki + B_W + 2], px, py, pz)
+        vqx, vqy, vqz = _cross(W[kj + B_W], W[kj + B_W + 1], W[kj + B_W + 2], qx, qy, qz)
+        dvx = W[ki + B_V] + vpx - W[kj + B_V] - vqx
+        dvy = W[ki + B_V + 1] + vpy - W[kj + B_V + 1] - vqy
+        dvz = W[ki + B_V + 2] + vpz - W[kj + B_V + 2] - vqz
+        # ė = ω_frame × e (frame of body i)
+        chi = W[ki + B_CH]
+        shi = W[ki + B_SH]
+        wfx = v * W[ki + B_PHP] * chi
+        wfy = v * W[ki + B_PHP] * shi
+        wfz = v * W[ki + B_K]
+        edx, edy, edz = _cross(wfx, wfy, wfz, ex, ey, ez)
+        d = ex * dfx + ey * dfy + ez * dfz
+        dd = edx * dfx + edy * dfy + edz * dfz + ex * dvx + ey * dvy + ez * dvz
+    else:
+        a = ax - 3
+        ang = W[ki + B_ANG + a] - W[kj + B_ANG + a]
+        rate = W[ki + B_RATE + a] - W[kj + B_RATE + a]
+        if a == 0:
+            ang += W[ki + B_PH] - W[kj + B_PH]
+            rate += v * (W[ki + B_PHP] - W[kj + B_PHP])
+            ex, ey, ez = _from_track(W, ki, 1.0, 0.0, 0.0)
+        elif a == 1:
+            ex, ey, ez = _from_track(W, ki, 0.0, 1.0, 0.0)
+        else:
+            ang += W[ki + B_H] - W[kj + B_H]
+            rate += v * (W[ki + B_K] - W[kj + B_K])
+            ex, ey, ez = _from_track(W, ki, 0.0, 0.0, 1.0)
+        d = ang
+        dd = rate
+        px = py = pz = qx = qy = qz = 0.0
+    return d, dd, ex, ey, ez, px, py, pz, qx, qy, qz
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _element_law(P, e, d, dd, u):
+    """Force f [N or N m] of element e at deformation d, rate ḋ and series-node stroke u, and the stroke rate u̇
+    (0 without a series node)."""
+    law = P.e_law[e]
+    if law == LAW_SERIES_DAMPER:
+        # damper D in series with the stiffness K_s (massless node: stroke u), in parallel with K
+        fs = P.e_Ks[e] * (d - u)
+        return P.e_K[e] * d + P.e_F0[e] + fs, fs / P.e_D[e]
+    f = P.e_K[e] * d + P.e_D[e] * dd + P.e_F0[e]
+    if law == LAW_BUMPSTOP:
+        f += _table(P, P.e_tab[e], d)
+    return f, 0.0
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _apply_element(P, e, f, ex, ey, ez, px, py, pz, qx, qy, qz, W, sign):
+    """Add ``sign`` × the forces and moments of element e (force f, axis e, arms p, q) to its bodies' accumulators."""
+    ki = P.e_i[e] * WORK_BODY
+    kj = P.e_j[e] * WORK_BODY
+    if P.e_axis[e] < 3:
+        Fx_ = -f * ex
+        Fy_ = -f * ey
+        Fz_ = -f * ez
+        if sign < 0.0:
+            Fx_ = -Fx_
+            Fy_ = -Fy_
+            Fz_ = -Fz_
+        W[ki + B_F] += Fx_
+        W[ki + B_F + 1] += Fy_
+        W[ki + B_F + 2] += Fz_
+        mx, my, mz = _cross(px, py, pz, Fx_, Fy_, Fz_)
+        W[ki + B_M] += mx
+        W[ki + B_M + 1] += my
+        W[ki + B_M + 2] += mz
+        W[kj + B_F] -= Fx_
+        W[kj + B_F + 1] -= Fy_
+        W[kj + B_F + 2] -= Fz_
+        mx, my, mz = _cross(qx, qy, qz, -Fx_, -Fy_, -Fz_)
+        W[kj + B_M] += mx
+        W[kj + B_M + 1] += my
+        W[kj + B_M + 2] += mz
+    else:
+        g = f * sign
+        W[ki + B_M] -= g * ex
+        W[ki + B_M + 1] -= g * ey
+        W[ki + B_M + 2] -= g * ez
+        W[kj + B_M] += g * ex
+        W[kj + B_M + 1] += g * ey
+        W[kj + B_M + 2] += g * ez
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _element(P, e, y, off, v, W, dydt, sign):
+    """Step 4 of :func:`vehicle_eval` for element e: its force on its two bodies (``sign`` −1: removed again)
+    and, for a series damper, the stroke rate of its node into ``dydt``."""
+    d, dd, ex, ey, ez, px, py, pz, qx, qy, qz = _element_geometry(P, e, v, W)
+    node = P.e_node[e]
+    u = y[off + node] if node >= 0 else 0.0
+    f, udot = _element_law(P, e, d, dd, u)
+    if node >= 0:
+        dydt[off + node] = udot
+    _apply_element(P, e, f, ex, ey, ez, px, py, pz, qx, qy, qz, W, sign)
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _coupler_forces(P, f_ext, W, Wdst, sign):
+    """Step 5 of :func:`vehicle_eval`: the external coupler forces (track-frame components at the coupler points)
+    and the longitudinal force at the centre of gravity on body ``P.cpl_body``, from the kinematics in ``W``, added
+    ``sign`` times to the accumulators of ``Wdst`` (``W`` itself in an evaluation)."""
+    b = P.cpl_body
+    k = b * WORK_BODY
+    for c in range(2):
+        gx, gy, gz = _from_track(W, k, f_ext[3 * c], f_ext[3 * c + 1], f_ext[3 * c + 2])
+        if sign < 0.0:
+            gx = -gx
+            gy = -gy
+            gz = -gz
+        px, py, pz = _rotate(W, k + B_A, P.cpl_u[c, 0], P.cpl_u[c, 1], P.cpl_u[c, 2])
+        Wdst[k + B_F] += gx
+        Wdst[k + B_F + 1] += gy
+        Wdst[k + B_F + 2] += gz
+        mx, my, mz = _cross(px, py, pz, gx, gy, gz)
+        Wdst[k + B_M] += mx
+        Wdst[k + B_M + 1] += my
+        Wdst[k + B_M + 2] += mz
+    if f_ext.size >= 7 + P.n_ws:  # longitudinal force at the centre of gravity (resistance, grade)
+        gx, gy, gz = _from_track(W, k, sign * f_ext[6 + P.n_ws], 0.0, 0.0)
+        Wdst[k + B_F] += gx
+        Wdst[k + B_F + 1] += gy
+        Wdst[k + B_F + 2] += gz
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _rigid_eom(P, b, off, v, W, dydt):
+    """Step 6 of :func:`vehicle_eval` for rigid body b: its 10 state rates into ``dydt``; returns its longitudinal
+    force along its track frame minus its frame inertia, F_x − m a_fx [N] (the forward motion's share)."""
+    k = b * WORK_BODY
+    o = off + P.b_off[b]
+    m = P.b_mass[b]
+    v2 = v * v
+    g = P.gravity
+    Fx, Fy, Fz = _to_track(W, k, W[k + B_F], W[k + B_F + 1], W[k + B_F + 2])
+    Mx, My, Mz = _to_track(W, k, W[k + B_M], W[k + B_M + 1], W[k + B_M + 2])
+    cp = W[k + B_CP]
+    sp = W[k + B_SP]
+    kap = W[k + B_K]
+    kapp = W[k + B_KP]
+    php = W[k + B_PHP]
+    Fy -= m * g * sp
+    Fz -= m * g * cp
+    Ox = php
+    Oy = kap * sp
+    Oz = kap * cp
+    Opy = kapp * sp + kap * cp * php
+    Opz = kapp * cp - kap * sp * php
+    ry = W[k + B_RBAR + 1]
+    rz = W[k + B_RBAR + 2]
+    yd = W[k + B_RDOT + 1]
+    zd = W[k + B_RDOT + 2]
+    c1x, c1y, c1z = _cross(0.0, Opy, Opz, 0.0, ry, rz)
+    t1x, t1y, t1z = _cross(Ox, Oy, Oz, 0.0, ry, rz)
+    c2x, c2y, c2z = _cross(Ox, Oy, Oz, t1x, t1y, t1z)
+    c3x, c3y, c3z = _cross(Ox, Oy, Oz, 0.0, yd, zd)
+    afx = v2 * (c1x + c2x) + 2.0 * v * c3x
+    afy = v2 * (Oz + c1y + c2y) + 2.0 * v * c3y
+    afz = v2 * (-Oy + c1z + c2z) + 2.0 * v * c3z
+    Ixx = P.b_I[b, 0]
+    Iyy = P.b_I[b, 1]
+    Izz = P.b_I[b, 2]
+    phid = W[k + B_RATE]
+    thd = W[k + B_RATE + 1]
+    psid = W[k + B_RATE + 2]
+    wfx = v * Ox
+    wfy = v * Oy
+    wfz = v * Oz
+    # α = v² Ω' + ω̇_rel + ω_f × ω_rel;  I α + ω × (I ω) = M
+    tx, ty, tz = _cross(wfx, wfy, wfz, phid, thd, psid)
+    wx = wfx + phid
+    wy = wfy + thd
+    wz = wfz + psid
+    gx, gy, gz = _cross(wx, wy, wz, Ixx * wx, Iyy * wy, Izz * wz)
+    dydt[o + R_Y] = yd
+    dydt[o + R_Z] = zd
+    dydt[o + R_PHI] = phid
+    dydt[o + R_TH] = thd
+    dydt[o + R_PSI] = psid
+    dydt[o + 5 + R_Y] = Fy / m - afy
+    dydt[o + 5 + R_Z] = Fz / m - afz
+    dydt[o + 5 + R_PHI] = (Mx - gx) / Ixx - tx
+    dydt[o + 5 + R_TH] = (My - gy) / Iyy - v2 * Opy - ty
+    dydt[o + 5 + R_PSI] = (Mz - gz) / Izz - v2 * Opz - tz
+    return Fx - m * afx
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _body_eom(P, b, y, off, v, W, f_ext, dydt, diag, want):
+    """The rates of body b (rigid: :func:`_rigid_eom`; wheelset: :func:`_wheelset_dynamics` with its applied
+    axle torque) and its share of the forward motion's force [N]."""
+    if P.b_kind[b] != KIND_WHEELSET:
+        return _rigid_eom(P, b, off, v, W, dydt)
+    w = P.b_ws[b]
+    torque = P.w_torque[w]
+    if f_ext.size >= 6 + P.n_ws:
+        torque += f_ext[6 + w]
+    fxw, _nit = _wheelset_dynamics(P, w, b, off, y, v, W, b * WORK_BODY, P.n_body * WORK_BODY + w * WORK_WS, dydt,
+                                   diag, want, torque)
+    return fxw
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def _forward_motion(P, off, v, sum_fx, sum_m, dydt):
+    """Step 7 of :func:`vehicle_eval`: ṡ, v̇ (free: ΣF_x/Σm) and, rolling, the wheelsets' spin rates; returns the
+    constraint force of a prescribed speed (0 when free)."""
+    dydt[off + S_POS] = v
+    if P.speed_mode == SPEED_FREE:
+        acc = sum_fx / sum_m
+        dydt[off + S_VEL] = acc
+        ret = 0.0
+    else:
+        dydt[off + S_VEL] = 0.0
+        acc = 0.0
+        ret = -sum_fx
+    if P.spin_mode != SPIN_FREE:
+        for w in range(P.n_ws):
+            dydt[off + P.b_off[P.w_body[w]] + W_OM] = acc / P.w_r0[w]
+    return ret
+
+
 @njit(**JIT_NRT_FREE)
 def vehicle_eval(t, y, off, P, f_ext, dydt, work, diag):
     """Right-hand side of one railway vehicle on the slice ``y[off:off + P.n_state]`` of a state vector.
@@ -527,303 +883,29 @@ def vehicle_eval(t, y, off, P, f_ext, dydt, work, diag):
     s = y[off + S_POS]
     v = y[off + S_VEL]
     want = diag.size > 0
-    # 1. track frames
-    for b in range(nb):
-        k = b * WORK_BODY
-        X, Yg, h, kap, kapp, ph, php = track_frame(P.track, s + P.b_x[b])
-        W[k + B_X] = X
-        W[k + B_YG] = Yg
-        W[k + B_H] = h
-        W[k + B_K] = kap
-        W[k + B_KP] = kapp
-        W[k + B_PH] = ph
-        W[k + B_PHP] = php
-        W[k + B_CH] = math.cos(h)
-        W[k + B_SH] = math.sin(h)
-        W[k + B_CP] = math.cos(ph)
-        W[k + B_SP] = math.sin(ph)
-    # 2. wheelset contact geometry (z, φ from the embedded constraint)
-    wbase = nb * WORK_BODY
+    _track_frames(P, s, W)
     for w in range(P.n_ws):
-        b = P.w_body[w]
-        o = off + P.b_off[b]
-        kc = wbase + w * WORK_WS
-        flag = _contact_geometry(P, w, y[o + W_Y], y[o + W_YD], s + P.b_x[b], v,
-                                      W[kc + C_OUT:kc + C_OUT + L.N_OUT], W[kc + C_IRR:kc + C_IRR + 4],
-                                      W[kc + C_RATES:kc + C_RATES + 5], W[kc + C_X:kc + C_X + 4],
-                                      W[kc + C_PDD:kc + C_PDD + 5], W[kc + C_ZPHI:kc + C_ZPHI + 2])
+        flag = _contact(P, w, y, off, s, v, W)
         if want:
-            base_s = diag.size - P.n_ws * D_WS + w * D_WS
-            diag[base_s + DWS_CLAMP] = flag
-    # 3. body kinematics (global position, rotation, velocities)
+            diag[diag.size - P.n_ws * D_WS + w * D_WS + DWS_CLAMP] = flag
     for b in range(nb):
-        k = b * WORK_BODY
-        o = off + P.b_off[b]
-        if P.b_kind[b] == KIND_WHEELSET:
-            w = P.b_ws[b]
-            kc = wbase + w * WORK_WS + C_OUT
-            yy = y[o + W_Y]
-            zz = W[kc + L.Z]
-            phi = W[kc + L.PHI]
-            th = 0.0
-            psi = y[o + W_PSI]
-            yd = y[o + W_YD]
-            zd = W[kc + L.ZDOT]
-            phid = W[kc + L.PHIDOT]
-            thd = 0.0
-            psid = y[o + W_PSID]
-        else:
-            yy = y[o + R_Y]
-            zz = P.b_z[b] + y[o + R_Z]
-            phi = y[o + R_PHI]
-            th = y[o + R_TH]
-            psi = y[o + R_PSI]
-            yd = y[o + 5 + R_Y]
-            zd = y[o + 5 + R_Z]
-            phid = y[o + 5 + R_PHI]
-            thd = y[o + 5 + R_TH]
-            psid = y[o + 5 + R_PSI]
-        W[k + B_RBAR] = 0.0
-        W[k + B_RBAR + 1] = yy
-        W[k + B_RBAR + 2] = zz
-        W[k + B_RDOT] = 0.0
-        W[k + B_RDOT + 1] = yd
-        W[k + B_RDOT + 2] = zd
-        W[k + B_ANG] = phi
-        W[k + B_ANG + 1] = th
-        W[k + B_ANG + 2] = psi
-        W[k + B_RATE] = phid
-        W[k + B_RATE + 1] = thd
-        W[k + B_RATE + 2] = psid
-        gx, gy, gz = _from_track(W, k, 0.0, yy, zz)
-        W[k + B_R] = W[k + B_X] + gx
-        W[k + B_R + 1] = W[k + B_YG] + gy
-        W[k + B_R + 2] = gz
-        # A = A^t A_rel, A_rel = I + skew(φ, θ, ψ) (small relative rotations, paper 004 eq 9)
-        for col in range(3):
-            if col == 0:
-                ax, ay, az = 1.0, psi, -th
-            elif col == 1:
-                ax, ay, az = -psi, 1.0, phi
-            else:
-                ax, ay, az = th, -phi, 1.0
-            cx, cy, cz = _from_track(W, k, ax, ay, az)
-            W[k + B_A + col] = cx
-            W[k + B_A + 3 + col] = cy
-            W[k + B_A + 6 + col] = cz
-        # frame angular velocity v Ω (global) = v (κ e_Z + φ^t' t)
-        kap = W[k + B_K]
-        php = W[k + B_PHP]
-        ch = W[k + B_CH]
-        sh = W[k + B_SH]
-        wfx = v * php * ch
-        wfy = v * php * sh
-        wfz = v * kap
-        rx, ry, rz = _cross(wfx, wfy, wfz, gx, gy, gz)
-        dx, dy, dz = _from_track(W, k, 0.0, yd, zd)
-        W[k + B_V] = v * ch + rx + dx
-        W[k + B_V + 1] = v * sh + ry + dy
-        W[k + B_V + 2] = rz + dz
-        qx, qy, qz = _from_track(W, k, phid, thd, psid)
-        W[k + B_W] = wfx + qx
-        W[k + B_W + 1] = wfy + qy
-        W[k + B_W + 2] = wfz + qz
-        for q in range(6):
-            W[k + B_F + q] = 0.0
-    # 4. suspension elements
+        _kinematics(P, b, y, off, v, W)
     for e in range(P.n_el):
-        i = P.e_i[e]
-        j = P.e_j[e]
-        ki = i * WORK_BODY
-        kj = j * WORK_BODY
-        ax = P.e_axis[e]
-        if ax < 3:
-            # axis of body i's track frame, global
-            if ax == 0:
-                ex, ey, ez = _from_track(W, ki, 1.0, 0.0, 0.0)
-            elif ax == 1:
-                ex, ey, ez = _from_track(W, ki, 0.0, 1.0, 0.0)
-            else:
-                ex, ey, ez = _from_track(W, ki, 0.0, 0.0, 1.0)
-            px, py, pz = _rotate(W, ki + B_A, P.e_uP[e, 0], P.e_uP[e, 1], P.e_uP[e, 2])
-            qx, qy, qz = _rotate(W, kj + B_A, P.e_uQ[e, 0], P.e_uQ[e, 1], P.e_uQ[e, 2])
-            dfx = W[ki + B_R] + px - W[kj + B_R] - qx
-            dfy = W[ki + B_R + 1] + py - W[kj + B_R + 1] - qy
-            dfz = W[ki + B_R + 2] + pz - W[kj + B_R + 2] - qz
-            vpx, vpy, vpz = _cross(W[ki + B_W], W[ki + B_W + 1], W[ki + B_W + 2], px, py, pz)
-            vqx, vqy, vqz = _cross(W[kj + B_W], W[kj + B_W + 1], W[kj + B_W + 2], qx, qy, qz)
-            dvx = W[ki + B_V] + vpx - W[kj + B_V] - vqx
-            dvy = W[ki + B_V + 1] + vpy - W[kj + B_V + 1] - vqy
-            dvz = W[ki + B_V + 2] + vpz - W[kj + B_V + 2] - vqz
-            # ė = ω_frame × e (frame of body i)
-            chi = W[ki + B_CH]
-            shi = W[ki + B_SH]
-            wfx = v * W[ki + B_PHP] * chi
-            wfy = v * W[ki + B_PHP] * shi
-            wfz = v * W[ki + B_K]
-            edx, edy, edz = _cross(wfx, wfy, wfz, ex, ey, ez)
-            d = ex * dfx + ey * dfy + ez * dfz
-            dd = edx * dfx + edy * dfy + edz * dfz + ex * dvx + ey * dvy + ez * dvz
-        else:
-            a = ax - 3
-            ang = W[ki + B_ANG + a] - W[kj + B_ANG + a]
-            rate = W[ki + B_RATE + a] - W[kj + B_RATE + a]
-            if a == 0:
-                ang += W[ki + B_PH] - W[kj + B_PH]
-                rate += v * (W[ki + B_PHP] - W[kj + B_PHP])
-                ex, ey, ez = _from_track(W, ki, 1.0, 0.0, 0.0)
-            elif a == 1:
-                ex, ey, ez = _from_track(W, ki, 0.0, 1.0, 0.0)
-            else:
-                ang += W[ki + B_H] - W[kj + B_H]
-                rate += v * (W[ki + B_K] - W[kj + B_K])
-                ex, ey, ez = _from_track(W, ki, 0.0, 0.0, 1.0)
-            d = ang
-            dd = rate
-            px = py = pz = qx = qy = qz = 0.0
-        law = P.e_law[e]
-        if law == LAW_SERIES_DAMPER:
-            # damper D in series with the stiffness K_s (massless node: stroke u), in parallel with K
-            u = y[off + P.e_node[e]]
-            fs = P.e_Ks[e] * (d - u)
-            f = P.e_K[e] * d + P.e_F0[e] + fs
-            dydt[off + P.e_node[e]] = fs / P.e_D[e]
-        else:
-            f = P.e_K[e] * d + P.e_D[e] * dd + P.e_F0[e]
-            if law == LAW_BUMPSTOP:
-                f += _table(P, P.e_tab[e], d)
-        if ax < 3:
-            Fx_ = -f * ex
-            Fy_ = -f * ey
-            Fz_ = -f * ez
-            W[ki + B_F] += Fx_
-            W[ki + B_F + 1] += Fy_
-            W[ki + B_F + 2] += Fz_
-            mx, my, mz = _cross(px, py, pz, Fx_, Fy_, Fz_)
-            W[ki + B_M] += mx
-            W[ki + B_M + 1] += my
-            W[ki + B_M + 2] += mz
-            W[kj + B_F] -= Fx_
-            W[kj + B_F + 1] -= Fy_
-            W[kj + B_F + 2] -= Fz_
-            mx, my, mz = _cross(qx, qy, qz, -Fx_, -Fy_, -Fz_)
-            W[kj + B_M] += mx
-            W[kj + B_M + 1] += my
-            W[kj + B_M + 2] += mz
-        else:
-            W[ki + B_M] -= f * ex
-            W[ki + B_M + 1] -= f * ey
-            W[ki + B_M + 2] -= f * ez
-            W[kj + B_M] += f * ex
-            W[kj + B_M + 1] += f * ey
-            W[kj + B_M + 2] += f * ez
-    # 5. external coupler forces on body cpl_body (track-frame components at the coupler points)
+        _element(P, e, y, off, v, W, dydt, 1.0)
     if f_ext.size >= 6:
-        b = P.cpl_body
-        k = b * WORK_BODY
-        for c in range(2):
-            gx, gy, gz = _from_track(W, k, f_ext[3 * c], f_ext[3 * c + 1], f_ext[3 * c + 2])
-            px, py, pz = _rotate(W, k + B_A, P.cpl_u[c, 0], P.cpl_u[c, 1], P.cpl_u[c, 2])
-            W[k + B_F] += gx
-            W[k + B_F + 1] += gy
-            W[k + B_F + 2] += gz
-            mx, my, mz = _cross(px, py, pz, gx, gy, gz)
-            W[k + B_M] += mx
-            W[k + B_M + 1] += my
-            W[k + B_M + 2] += mz
-        if f_ext.size >= 7 + P.n_ws:  # longitudinal force at the centre of gravity (resistance, grade)
-            gx, gy, gz = _from_track(W, k, f_ext[6 + P.n_ws], 0.0, 0.0)
-            W[k + B_F] += gx
-            W[k + B_F + 1] += gy
-            W[k + B_F + 2] += gz
-    # 6. equations of motion: rigid bodies, then wheelsets
-    v2 = v * v
+        _coupler_forces(P, f_ext, W, W, 1.0)
+    # equations of motion: rigid bodies, then wheelsets (the order of the sum of longitudinal forces)
     sum_fx = 0.0
     sum_m = 0.0
-    g = P.gravity
     for b in range(nb):
-        k = b * WORK_BODY
-        o = off + P.b_off[b]
-        m = P.b_mass[b]
-        sum_m += m
-        if P.b_kind[b] == KIND_WHEELSET:
-            continue
-        Fx, Fy, Fz = _to_track(W, k, W[k + B_F], W[k + B_F + 1], W[k + B_F + 2])
-        Mx, My, Mz = _to_track(W, k, W[k + B_M], W[k + B_M + 1], W[k + B_M + 2])
-        cp = W[k + B_CP]
-        sp = W[k + B_SP]
-        kap = W[k + B_K]
-        kapp = W[k + B_KP]
-        php = W[k + B_PHP]
-        Fy -= m * g * sp
-        Fz -= m * g * cp
-        Ox = php
-        Oy = kap * sp
-        Oz = kap * cp
-        Opy = kapp * sp + kap * cp * php
-        Opz = kapp * cp - kap * sp * php
-        ry = W[k + B_RBAR + 1]
-        rz = W[k + B_RBAR + 2]
-        yd = W[k + B_RDOT + 1]
-        zd = W[k + B_RDOT + 2]
-        c1x, c1y, c1z = _cross(0.0, Opy, Opz, 0.0, ry, rz)
-        t1x, t1y, t1z = _cross(Ox, Oy, Oz, 0.0, ry, rz)
-        c2x, c2y, c2z = _cross(Ox, Oy, Oz, t1x, t1y, t1z)
-        c3x, c3y, c3z = _cross(Ox, Oy, Oz, 0.0, yd, zd)
-        afx = v2 * (c1x + c2x) + 2.0 * v * c3x
-        afy = v2 * (Oz + c1y + c2y) + 2.0 * v * c3y
-        afz = v2 * (-Oy + c1z + c2z) + 2.0 * v * c3z
-        Ixx = P.b_I[b, 0]
-        Iyy = P.b_I[b, 1]
-        Izz = P.b_I[b, 2]
-        phid = W[k + B_RATE]
-        thd = W[k + B_RATE + 1]
-        psid = W[k + B_RATE + 2]
-        wfx = v * Ox
-        wfy = v * Oy
-        wfz = v * Oz
-        # α = v² Ω' + ω̇_rel + ω_f × ω_rel;  I α + ω × (I ω) = M
-        tx, ty, tz = _cross(wfx, wfy, wfz, phid, thd, psid)
-        wx = wfx + phid
-        wy = wfy + thd
-        wz = wfz + psid
-        gx, gy, gz = _cross(wx, wy, wz, Ixx * wx, Iyy * wy, Izz * wz)
-        dydt[o + R_Y] = yd
-        dydt[o + R_Z] = zd
-        dydt[o + R_PHI] = phid
-        dydt[o + R_TH] = thd
-        dydt[o + R_PSI] = psid
-        dydt[o + 5 + R_Y] = Fy / m - afy
-        dydt[o + 5 + R_Z] = Fz / m - afz
-        dydt[o + 5 + R_PHI] = (Mx - gx) / Ixx - tx
-        dydt[o + 5 + R_TH] = (My - gy) / Iyy - v2 * Opy - ty
-        dydt[o + 5 + R_PSI] = (Mz - gz) / Izz - v2 * Opz - tz
-        sum_fx += Fx - m * afx
+        sum_m += P.b_mass[b]
+        if P.b_kind[b] != KIND_WHEELSET:
+            sum_fx += _rigid_eom(P, b, off, v, W, dydt)
     for w in range(P.n_ws):
-        b = P.w_body[w]
-        k = b * WORK_BODY
-        kc = wbase + w * WORK_WS
-        torque = P.w_torque[w]
-        if f_ext.size >= 6 + P.n_ws:
-            torque += f_ext[6 + w]
-        fxw, nit = _wheelset_dynamics(P, w, b, off, y, v, W, k, kc, dydt, diag, want, torque)
-        sum_fx += fxw
-    # 7. forward motion
-    dydt[off + S_POS] = v
-    if P.speed_mode == SPEED_FREE:
-        acc = sum_fx / sum_m
-        dydt[off + S_VEL] = acc
-        ret = 0.0
-    else:
-        dydt[off + S_VEL] = 0.0
-        acc = 0.0
-        ret = -sum_fx
-    if P.spin_mode != SPIN_FREE:
-        for w in range(P.n_ws):
-            dydt[off + P.b_off[P.w_body[w]] + W_OM] = acc / P.w_r0[w]
+        sum_fx += _body_eom(P, P.w_body[w], y, off, v, W, f_ext, dydt, diag, want)
+    ret = _forward_motion(P, off, v, sum_fx, sum_m, dydt)
     if want:
         for b in range(nb):
-            o = off + P.b_off[b]
             d0 = b * D_BODY
             k = b * WORK_BODY
             diag[d0] = W[k + B_RBAR + 1]
