@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcrail.kinds.ltd.brake_outputs import BRAKE_OUTPUTS, BRAKE_SUMMARY
 from hpcrail.kinds.ltd.couplers import uses_output
 from hpcrail.results.outputs import Dim, Output, Shape
 
@@ -113,8 +114,9 @@ LTD_SERIES = (
     Output("resistance_force", _VS, "N", "running resistance", "Running and curving resistance on the vehicle "
            "(Bosso et al. 2024 eq 6).", "series", **IN_KN),
     Output("grade_force", _VS, "N", "grade force", "Grade force on the vehicle (- uphill).", "series", **IN_KN),
-    Output("brake_cylinder_pressure", _VS, "Pa", "brake-cylinder pressure", "Brake-cylinder pressure.", "series",
-           display_units="kPa", display_scale=1e-3, when=lambda sc: sc.air_brake.enabled,
+    Output("brake_cylinder_pressure", _VS, "Pa", "brake-cylinder pressure", "Brake-cylinder gauge pressure (the "
+           "pneumatic brake: of the cylinder, or for a locomotive the larger of it and its independent brake).",
+           "series", display_units="bar", display_scale=1e-5, when=lambda sc: sc.air_brake.enabled,
            when_text="air_brake.enabled"),
     Output("notch", ("time",), "1", "applied notch", "Applied notch (+ traction, - dynamic brake), after the rate "
            "limit.", "series"),
@@ -181,9 +183,9 @@ LTD_FRICTION = (
 )
 
 LTD_OUTPUTS = (LTD_SERIES + COUPLER_ENVELOPES + TRAIN_METRICS + TRAIN_SCALARS + LTD_ENERGY + COUPLER_NEWTON
-               + LTD_FRICTION)
+               + LTD_FRICTION + BRAKE_OUTPUTS)
 #: what ``hpcrail run`` prints
-SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",)
+SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + BRAKE_SUMMARY
 
 
 #: attributes of the ``vehicle_kind`` coordinate (locomotive positions for figures and analysis)
