@@ -123,8 +123,9 @@ def brake_values(sc, model, sol, t: np.ndarray, Y: np.ndarray) -> tuple[dict, li
     v["air_exchanged"] = e1 - e0
     v["air_mass_balance_residual"] = (m1 + (e1 - e0) - m0) / m0
     warnings = []
-    if abs(v["air_mass_balance_residual"]) > 1e-6:
-        warnings.append(f"the air mass balance closes only to {v['air_mass_balance_residual']:.2g} (relative)")
+    if abs(v["air_mass_balance_residual"]) > 1e-3:   # the reduced Jacobian closes it to ~1e-5 (Newton tolerance)
+        warnings.append(f"the air mass balance closes only to {v['air_mass_balance_residual']:.2g} (relative): "
+                        "tighten integrator.rtol or use air_brake.pneumatic.jacobian: full")
     return v, warnings
 
 
