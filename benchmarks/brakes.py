@@ -4,7 +4,7 @@
    application and release) against the shipped ``train4.yaml`` trip: thread CPU time of the integration
    (compilation excluded), median of ``--repeats`` interleaved runs; the pneumatic trip's envelope error
    (max over couplers of the per-coupler max draft/buff force error relative to the largest force) against
-   the same scenario at rtol 1e-6 (cached; an RK4 reference is out of reach: the driver's brake valve's relay
+   the same scenario at rtol 1e-7 (cached; an RK4 reference is out of reach: the driver's brake valve's relay
    holds explicit steps below 0.2 ms).  Target: ≤ 0.5 % in ≤ 3× the CPU time of train 4.
 2. The 150-vehicle rack (``configs/brakes/rack/brake_rack_150.yaml``, 60 s): CPU time.  Target ≤ 0.2 s.
 3. Cost against the number of vehicles: the rack re-made with N vehicles, 20 s emergency; CPU per vehicle
@@ -42,7 +42,7 @@ OUT = ROOT / "benchmarks" / "results" / "brakes.md"
 CACHE = ROOT / "benchmarks" / "results" / ".cache"
 TRAINS = ROOT / "configs" / "trains"
 RACK = ROOT / "configs" / "brakes" / "rack" / "brake_rack_150.yaml"
-REF_RTOL = 1e-6
+REF_RTOL = 1e-7
 
 
 def envelopes(M, acc):
