@@ -69,6 +69,7 @@ def kernel_run(prob, method, t_out, T, step=0.0, rtol=1e-6, atol=1e-6):
     per call (parameter typing, allocations), which would dominate the millisecond runs."""
     from hpcrail.integrators import registry
     from hpcrail.integrators.contract import N_STATS, STAT_NAMES, TS_T
+    from hpcrail.integrators.collectives import no_sync, serial_blocks
     from hpcrail.integrators.driver import compiled_kernel, make_settings, method_options, no_function, problem_spec
 
     info = registry.get(method)
@@ -87,12 +88,13 @@ def kernel_run(prob, method, t_out, T, step=0.0, rtol=1e-6, atol=1e-6):
     rtol_vec = np.ascontiguousarray(rtol * prob.rtol_scale)
     mass = prob.mass if prob.mass is not None else np.ones(n)
     ev_out = np.zeros((0, n + 2))
+    blocks = serial_blocks(n)   # one block: the serial run (integrators/collectives.py)
     prob.observe(0.0, y, prob.params, acc)
     c0 = time.thread_time()
     w0 = time.perf_counter()
     code = kernel(prob.rhs, prob.jac if prob.jac is not None else no_function, no_function, prob.observe,
                   prob.params, y, tstate, t_out, Y, iout, float(T), float(T), acc, stats, settings, atol_vec,
-                  rtol_vec, mass, spec, ev_out)
+                  rtol_vec, mass, spec, ev_out, no_sync, blocks)
     w = time.perf_counter() - w0
     c = time.thread_time() - c0
     return w, c, dict(zip(STAT_NAMES, stats.tolist())), code

@@ -17,9 +17,12 @@ numba's OpenMP threads sleep when idle (``OMP_WAIT_POLICY=PASSIVE``, set by ``hp
 user chose a policy): with GNU OpenMP's spinning default the thread backend was 10-50x slower on this
 shared machine.
 
-Variants: serial (partition off), threads2 (a serial integrator driving the parallel right-hand side,
-``partition.state: shared``), spmd2 (distributed state: every thread integrates its own block,
-``partition.state: distributed``, :mod:`hpcrail.integrators.spmd`), mpi2; methods RK4 and BDF2.
+Variants (threads and ranks side by side): serial (partition off); threads2 (a serial integrator driving the
+parallel right-hand side, ``partition.state: shared``); spmd2 (distributed state: every thread integrates its own
+block with the method's one kernel, ``partition.state: distributed``, :mod:`hpcrail.integrators.distributed`);
+mpi2 (2 MPI ranks, shared state: every rank integrates the whole state, the derivatives are gathered per
+evaluation); mpi2dist (2 MPI ranks, distributed state: every rank integrates its own block, reductions and the
+neighbour exchange through MPI_Allgatherv, nothing gathers the state per step); methods RK4 and BDF2.
 
 Usage:  python benchmarks/partition.py [--repeats 3] [--sizes 243,1000,10000,100000] [--methods rk4,bdf2]
         [--no-mpi] [--no-extras] [--base fd44a84] [--out benchmarks/results/partition.md]
@@ -88,8 +91,10 @@ def run_once(variant: str, n: int, tmp: Path, env: dict, method: str = "rk4") ->
         cmd = py + args + ["--partition", "threads", "--set", "partition.state=shared"] + two
     elif variant == "spmd2":  # distributed state: every thread integrates its own block
         cmd = py + args + ["--partition", "threads", "--set", "partition.state=distributed"] + two
-    elif variant == "mpi2":
-        cmd = ["mpiexec", "-n", "2"] + py + args + ["--partition", "mpi", "--set", "partition.blocks=2"]
+    elif variant in ("mpi2", "mpi2dist"):
+        state = "distributed" if variant == "mpi2dist" else "shared"
+        cmd = ["mpiexec", "-n", "2"] + py + args + ["--partition", "mpi", "--set", "partition.blocks=2", "--set",
+                                                    f"partition.state={state}"]
     else:
         raise ValueError(variant)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
@@ -201,7 +206,8 @@ def main():
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     methods = args.methods.split(",")
-    variants = ["serial", "threads2", "spmd2"] + ([] if args.no_mpi or shutil.which("mpiexec") is None else ["mpi2"])
+    variants = ["serial", "threads2", "spmd2"] + ([] if args.no_mpi or shutil.which("mpiexec") is None
+                                                  else ["mpi2", "mpi2dist"])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
     load0 = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="hpcrail-partition-bench-"))
@@ -234,7 +240,10 @@ def main():
              "spmd2 ... then again); train 4 and long consists built from it, moving at 40 km/h; 2 blocks for the "
              "parallel backends.  threads2: a serial integrator driving the parallel right-hand side "
              "(`partition.state: shared`); spmd2: distributed state, every thread integrates its own block "
-             "(`partition.state: distributed`).  Speed-up = serial / variant (ratio of medians); load: the "
+             "(`partition.state: distributed`); mpi2: 2 MPI ranks with shared state (every rank integrates the "
+             "whole state, the derivatives are gathered per evaluation); mpi2dist: 2 MPI ranks with distributed "
+             "state (every rank integrates its own block: the same kernel as spmd2, the reductions through "
+             "MPI_Allgatherv).  Speed-up = serial / variant (ratio of medians); load: the "
              "1-minute load average after each run of that row (min-max).", ""]
     for m in methods:
         what = "RK4 at 2 ms" if m == "rk4" else f"{m} (adaptive, the config's tolerances)"

@@ -49,6 +49,7 @@ from hpcrail.integrators import integrate  # noqa: E402
 from hpcrail.kinds import get as get_kind  # noqa: E402
 from hpcrail.kinds.ltd.problem import ltd_problem  # noqa: E402
 from hpcrail.kinds.ltd.run import finish  # noqa: E402
+from hpcrail.kinds.ltd.safety import sample_grid  # noqa: E402
 from hpcrail.results.dataset import build_dataset  # noqa: E402
 from hpcrail.sweep.cluster import make_client  # noqa: E402
 from hpcrail.sweep.runner import make_tasks, run_sweep, warm_cache  # noqa: E402
@@ -103,9 +104,10 @@ def bench_modes(tmp: Path, n: int, n_veh: int, duration: float, repeats: int) ->
         for p in exp.points:
             sc = validate_document(exp.scenario_doc(p))
             model, prob = ltd_problem(sc)
-            sol = integrate(prob, sc.integrator.method, np.array([duration]), duration, n_chunks=1,
+            t_req = np.array([duration])
+            sol = integrate(prob, sc.integrator.method, sample_grid(sc, t_req), duration, n_chunks=1,
                             **sc.integrator.kwargs())
-            build_dataset(get_kind("ltd"), sc, finish(sc, model, sol), attrs=False)
+            build_dataset(get_kind("ltd"), sc, finish(sc, (model, t_req), sol), attrs=False)
 
     def batch(mode, threads):
         task.mode, task.threads = mode, threads

@@ -8,8 +8,10 @@ set ``NUMBA_CACHE_DIR`` explicitly.  Import this module before any module defini
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import numba
@@ -122,19 +124,33 @@ class compile_notice:
         return False
 
 
+#: one thread of the process at a time runs its set-up linear algebra on one BLAS thread
+_ONE_BLAS_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
 def one_blas_thread():
     """Context manager running BLAS/LAPACK (numpy, scipy) on one thread.
 
     Dense linear algebra on the small matrices of a model's set-up (a 26×26 matrix exponential, LU of
-    an iteration matrix, a static equilibrium) gives results that differ in the last bits with the BLAS
-    thread count (OpenBLAS: measured on the vertical vehicle's ``expm``).  The thread count is inherited
+    an iteration matrix, a static equilibrium) can give results that differ in the last bits with the BLAS
+    thread count (OpenBLAS splits larger products between its threads).  The thread count is inherited
     from the environment (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, set for instance by dask for its
     workers), so the same scenario would give different bits in a worker process and in its parent; on
     one thread the results are bitwise independent of where they run (and as fast for such sizes).
+
+    The limit is a setting of the whole process, and threadpoolctl (≥ 3.6) lets one thread at a time set
+    it: the blocks of concurrent threads (dask worker threads, ``run_realisations`` threads) take turns
+    through a process-wide lock.  Before, each block set and restored the limit on its own: a block that
+    ended restored the count while another thread's block still ran (its linear algebra then ran on the
+    restored count), and a thread's limit was silently ignored while another thread held the control.
+    Blocks are short (set-up only); a thread that holds threadpoolctl's control outside these blocks (a
+    user's own ``with threadpool_limits(...)``) keeps its own count for them.
     """
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=1, user_api="blas")
+    with _ONE_BLAS_LOCK, threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 #: keyword arguments every hpcrail kernel is compiled with

@@ -55,6 +55,46 @@ def open_sweep(path: str | Path, indexed: bool = True):
     return _open(path, indexed=indexed)
 
 
+def study_scenario(store: str | Path, which: str | int):
+    """The validated scenario of one member of a study (``which``: its scenario id, a unique id prefix, or its
+    index), exactly as the sweep ran it (its hash is the stored ``scenario_id``); ``hpcrail.simulate`` of it
+    gives every output.  Raises :class:`hpcrail.sweep.members.MemberError` (a ``ValueError``) for an unknown or
+    invalid member."""
+    from hpcrail.sweep.members import member
+
+    return member(store, which).scenario
+
+
+def rerun(store: str | Path, which: str | int, output: str | Path | None = None, *, overwrite: bool = False,
+          progress: bool = False):
+    """Run one member of a study again with every output of its kind (see :func:`study_scenario`); returns the
+    run dataset and, with ``output``, writes it as a run store (``overwrite`` as ``hpcrail run``)."""
+    from hpcrail.results.store import write_dataset
+    from hpcrail.sweep.members import member
+
+    m = member(store, which)
+    ds = simulate(m.scenario, progress=progress)
+    ds.attrs.update(study_store=str(Path(store).resolve()), study_scenario=int(m.index), study_scenario_id=m.id)
+    if output is not None:
+        write_dataset(ds, output, overwrite=overwrite)
+    return ds
+
+
+def export(store: str | Path, to: str, output: str | Path | None = None, *, select: Mapping | None = None,
+           variables: Iterable[str] | None = None) -> list[Path]:
+    """Export a run or study store to ``to`` = ``"csv"`` (a directory of tables, ``name [units]`` headers),
+    ``"netcdf"`` or ``"mat"`` (see :mod:`hpcrail.analysis.export`); ``select``: ``{"coupler": slice(1, 20),
+    "slack_mm": [0, 10]}`` (labels, inclusive ranges, swept-parameter values); ``variables``: names to keep.
+    Returns the files written.  Raises ``ValueError`` for an unknown format, selection or variable."""
+    import xarray as xr
+
+    from hpcrail.analysis.export import default_output, export as write
+
+    ds = xr.open_zarr(store, consolidated=True)
+    return write(ds, to, output or default_output(store, to), dict(select or {}),
+                 list(variables) if variables else None)
+
+
 def examples_dir() -> Path:
     """The directory holding the shipped ``configs/``, ``jobs/`` and ``slurm/`` (``hpcrail examples``)."""
     from hpcrail.config.examples import examples_root
@@ -62,4 +102,5 @@ def examples_dir() -> Path:
     return examples_root()
 
 
-__all__ = ["load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir", "revalidate"]
+__all__ = ["load", "simulate", "sweep", "open_run", "open_sweep", "examples_dir", "revalidate", "study_scenario",
+           "rerun", "export"]

@@ -26,9 +26,10 @@ err_console = Console(stderr=True)
 
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
+                                 "hpcrail.commands.lcf",
                                  "hpcrail.commands.modes", "hpcrail.commands.integrators", "hpcrail.commands.slurm",
                                  "hpcrail.commands.contact", "hpcrail.commands.examples",
-                                 "hpcrail.commands.warmup"]
+                                 "hpcrail.commands.warmup", "hpcrail.commands.study"]
 
 EXIT_CONFIG = 2
 EXIT_FAILED_RUN = 3
@@ -85,20 +86,98 @@ def config_error_exit(exc: ConfigError) -> None:
     raise typer.Exit(EXIT_CONFIG)
 
 
+def build_error_exit(exc: Exception, scenario) -> None:
+    """An exception other than a configuration problem raised while a validated scenario's model was built
+    or run (an input the validation let through, or a defect): one line naming the scenario and the
+    exception, exit code 3 (:data:`EXIT_FAILED_RUN`), never a traceback — unless ``HPCRAIL_TRACEBACK=1``,
+    which re-raises it (to report a defect)."""
+    if os.environ.get("HPCRAIL_TRACEBACK", "").strip() not in ("", "0"):
+        raise exc
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    err_console.print(f"error: {scenario}: the model could not be built or run: {type(exc).__name__}: {text} "
+                      "(a value the validation let through; set HPCRAIL_TRACEBACK=1 to see where it failed)",
+                      highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(EXIT_FAILED_RUN)
+
+
+def _verdict_cell(v: str) -> str:
+    return {"PASS": "[green]PASS[/]", "EXCEEDED": "[bold red]EXCEEDED[/]"}.get(v, v)
+
+
 def print_metrics(ds) -> None:
-    """The kind's summary outputs of a run dataset (display units) as a table."""
+    """The kind's summary outputs of a run dataset (display units) as a table — with the limit, the ratio to it
+    and the verdict of every assessment quantity — then the worst elements (vehicles) against their limits."""
     from hpcrail import kinds
     from hpcrail.results.outputs import summary_rows
+    from hpcrail.results.verdicts import assessment
 
     kind = kinds.get(ds.attrs.get("model", kinds.DEFAULT_KIND))
+    rows = summary_rows(kind.outputs, ds, kind.summary, raw=True)
+    checks = [assessment(x, a) for *_r, x, a in rows]
+    limits = any(c is not None for c in checks)
     table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {kind.summary_title}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("unit")
+    if limits:
+        table.add_column("limit", justify="right")
+        table.add_column("ratio", justify="right")
+        table.add_column("verdict")
     table.add_column("meaning", overflow="fold")
-    for name, val, unit, label in summary_rows(kind.outputs, ds, kind.summary):
-        table.add_row(name, val, unit, label)
+    sources: dict = {}
+    for (name, val, unit, label, _x, a), c in zip(rows, checks):
+        if not limits:
+            table.add_row(name, val, unit, label)
+            continue
+        if c is None:
+            table.add_row(name, val, unit, "", "", "", label)
+            continue
+        lim = c["limit"] * float(a.get("display_scale", 1.0))
+        if c["limit_source"]:
+            sources.setdefault(c["limit_source"], []).append(name)
+        table.add_row(name, val, unit, f"{lim:.4g}", f"{c['ratio']:.3f}" if c["ratio"] == c["ratio"] else "nan",
+                      _verdict_cell(c["verdict"]), label)
     console.print(table)
+    if sources:
+        console.print("limits: " + "; ".join(f"{src} ({', '.join(n for n in names)})" for src, names in sources.items()),
+                      highlight=False, soft_wrap=True, markup=False)
+    print_worst_elements(ds)
+
+
+def print_worst_elements(ds, k: int = 5) -> None:
+    """For every element dimension with assessed quantities (the vehicles of an LTD run, the detailed vehicles
+    of a mixed train): the ``k`` worst elements, each quantity's value and ratio to its limit, and a verdict."""
+    from hpcrail.results.units import to_display
+    from hpcrail.results.verdicts import element_assessment
+
+    dims = [d for d in ds.dims if d not in ("time",)]
+    for dim in dims:
+        names, rows = element_assessment(ds, dim, k)
+        if not rows:
+            continue
+        n_bad = int(sum(1 for r in element_assessment(ds, dim, ds.sizes[dim])[1] if r["verdict"] == "EXCEEDED"))
+        names = [n for n in names if not n.endswith("worst_ratio")]
+        t = Table(title=f"worst {dim.replace('_', ' ')}s against their limits: {n_bad} of {ds.sizes[dim]} exceed a "
+                        "limit (cells: value, ratio to its limit)")
+        t.add_column(dim.replace("_", " "))
+        t.add_column("type", overflow="fold")
+        for n in names:
+            head = ds[n].attrs.get("long_name", n).removeprefix("max ").removeprefix("quasi-static ")
+            t.add_column(head.replace(" / endurable compressive force", " / LCF").replace("coupler yaw / free swing",
+                                                                                          "yaw / swing"),
+                         justify="right", overflow="fold")
+        t.add_column("worst", justify="right")
+        t.add_column("verdict")
+        for r in rows:
+            cells = []
+            for n in names:
+                v, q = r["values"][n]
+                dv = float(to_display(v, ds[n].attrs)) if v == v else float("nan")
+                cells.append(f"{dv:.3g}, {q:.2f}" if q == q else "-")
+            t.add_row(str(r["element"]), r["type"], *cells, f"{r['worst_ratio']:.2f}", _verdict_cell(r["verdict"]))
+        console.print(t)
 
 
 def status_line(ds) -> str:
@@ -113,6 +192,8 @@ def run_json(ds, out: Path, figures: list) -> dict:
     """What ``hpcrail run --json`` prints: status, statistics and every metric (SI and display units)."""
     from hpcrail.results.units import clip_magnitude, to_display
 
+    from hpcrail.results.verdicts import assessment, element_assessment
+
     metrics = {}
     for name, v in ds.data_vars.items():
         if v.attrs.get("role") != "metric":
@@ -122,13 +203,76 @@ def run_json(ds, out: Path, figures: list) -> dict:
         entry = {"value": val, "units": a.get("units", ""), "long_name": a.get("long_name", name)}
         if a.get("display_units") and a.get("display_units") != a.get("units") and v.dtype.kind == "f":
             entry.update(display_value=clip_magnitude(float(to_display(val, a))), display_units=a["display_units"])
+        c = assessment(val, a)
+        if c is not None:
+            entry.update(c)
         metrics[name] = entry
+    worst = {}
+    for dim in ds.dims:
+        if dim == "time":
+            continue
+        _names, rows = element_assessment(ds, dim, 10)
+        if rows:
+            worst[dim] = rows
     return {"store": str(out), "scenario": ds.attrs.get("scenario_name", ""), "model": ds.attrs.get("model", ""),
             "status": str(ds["status"].values), "message": str(ds["message"].values),
             "nsteps": int(ds["nsteps"]), "nfev": int(ds["nfev"]), "wall_time_s": float(ds["wall_time"]),
-            "compile_time_s": float(ds["compile_time"]), "metrics": metrics,
+            "compile_time_s": float(ds["compile_time"]), "metrics": metrics, "worst_elements": worst,
             "warnings": [w for w in ds.attrs.get("warnings", "").splitlines() if w],
             "figures": [str(p) for p in figures]}
+
+
+def simulate_to_store(sc, out: Path, *, overwrite: bool = False, quiet: bool = False, say=None, attrs: dict | None = None,
+                      doc=None, source=None):
+    """Run the validated scenario ``sc`` (progress on stderr unless ``quiet``, the compile notice through ``say``),
+    add ``attrs`` to its dataset and write it to the run store ``out``; returns the dataset (None on MPI ranks
+    other than 0).  Exits 2 (the store exists, or is not a run store; a configuration problem found while building
+    the model, located in ``doc`` when given), 3 (another exception while building or running: one line naming
+    ``source``), 4 (the store cannot be written) or 130/143 on SIGINT/SIGTERM, saying what was kept — ``hpcrail
+    run`` and ``hpcrail rerun``."""
+    from hpcrail import interrupt
+    from hpcrail._numba import compile_notice
+    from hpcrail.config import canonical_yaml
+    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, write_dataset
+    from hpcrail.simulate import progress_printer, run_scenario
+
+    cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
+    say = say or (lambda text: None)
+
+    def progress(t, t_end, stats):   # also a safe point for Ctrl-C / SIGTERM
+        interrupt.check()
+        if cb is not None:
+            cb(t, t_end, stats)
+
+    with interrupt.handling_interrupts():
+        try:
+            try:
+                with compile_notice(say):
+                    ds = run_scenario(sc, progress=progress, config_yaml=canonical_yaml(sc))
+            finally:
+                close()
+            interrupt.check()
+            if ds is None:
+                return None
+            ds.attrs.update(attrs or {})
+            write_dataset(ds, out, overwrite=overwrite)
+        except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
+            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_CONFIG if not isinstance(exc, StoreWriteError) else EXIT_OUTPUT)
+        except BaseException as exc:
+            if isinstance(exc, interrupt.Interrupted) or (interrupt.requested() and not isinstance(exc, typer.Exit)):
+                kept = "the existing store is unchanged" if out.exists() else "nothing was written"
+                err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
+                                  "again to start over", highlight=False, markup=False, soft_wrap=True)
+                raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+            if isinstance(exc, ConfigError):   # found while building the model: located like a validation error
+                from hpcrail.kinds import locate_issues
+
+                config_error_exit(locate_issues(exc, doc) if doc is not None else exc)
+            if isinstance(exc, Exception) and not isinstance(exc, typer.Exit):
+                build_error_exit(exc, source if source is not None else sc.name)
+            raise
+    return ds
 
 
 @app.command()
@@ -144,17 +288,13 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
             None, "--partition", help="hidden-vehicle blocks: off | threads | mpi (under mpiexec/srun; rank 0 "
             "writes) | auto; same as --set partition.backend=...")):
     """Run one scenario and write its result dataset to a zarr store."""
-    from hpcrail import interrupt
-    from hpcrail._numba import compile_notice
-    from hpcrail.config import canonical_yaml
     from hpcrail.kinds import load_scenario
-    from hpcrail.results.store import OutputPathError, StoreExistsError, StoreWriteError, check_output, write_dataset
-    from hpcrail.simulate import progress_printer, run_scenario
+    from hpcrail.results.store import OutputPathError, StoreExistsError, check_output
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]
     try:
-        sc, _doc = load_scenario(scenario, set_)
+        sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0
@@ -166,36 +306,11 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         except (StoreExistsError, OutputPathError) as exc:
             err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
             raise typer.Exit(EXIT_CONFIG)
-    cb, close = (None, lambda: None) if quiet else progress_printer(sc.name)
     say = (lambda text: None) if json_ or not root else (
         lambda text: err_console.print(text, highlight=False, soft_wrap=True))
-
-    def progress(t, t_end, stats):   # also a safe point for Ctrl-C / SIGTERM
-        interrupt.check()
-        if cb is not None:
-            cb(t, t_end, stats)
-
-    with interrupt.handling_interrupts():
-        try:
-            try:
-                with compile_notice(say):
-                    ds = run_scenario(sc, progress=progress, config_yaml=canonical_yaml(sc))
-            finally:
-                close()
-            interrupt.check()
-            if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
-                return
-            write_dataset(ds, out, overwrite=overwrite)
-        except (StoreExistsError, OutputPathError, StoreWriteError) as exc:
-            err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(EXIT_CONFIG if not isinstance(exc, StoreWriteError) else EXIT_OUTPUT)
-        except BaseException as exc:
-            if isinstance(exc, interrupt.Interrupted) or (interrupt.requested() and not isinstance(exc, typer.Exit)):
-                kept = "the existing store is unchanged" if out.exists() else "nothing was written"
-                err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
-                                  "again to start over", highlight=False, markup=False, soft_wrap=True)
-                raise typer.Exit(interrupt.EXIT_INTERRUPTED)
-            raise
+    ds = simulate_to_store(sc, out, overwrite=overwrite, quiet=quiet, say=say, doc=doc, source=scenario)
+    if ds is None:  # an MPI rank other than 0: rank 0 writes the dataset
+        return
     status = str(ds["status"].values)
     figures: list = []
     if plot:
@@ -225,7 +340,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
 def _mpi_rank(sc) -> int:
     """This process's MPI rank for ``partition.backend: mpi`` (0 otherwise); exits with code 2 when
     mpi4py is missing."""
-    if getattr(getattr(sc, "partition", None), "backend", None) != "mpi":
+    from hpcrail.partition.backend import on_mpi
+
+    if not on_mpi(getattr(sc, "partition", None)):
         return 0
     try:
         from hpcrail.partition.mpi import world
@@ -305,6 +422,11 @@ def _load_command_modules() -> None:
 
 
 def main() -> None:
+    """The command line (the console script enters through :func:`hpcrail.__main__.main`, which installs the
+    signal handlers before this module's imports; installing them again here is a no-op)."""
+    from hpcrail.interrupt import install_entry_handlers
+
+    install_entry_handlers()
     _load_command_modules()
     app()
 

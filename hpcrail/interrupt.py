@@ -11,6 +11,13 @@ at the next safe point, and a command never writes results after one.  A second 
 :func:`ignoring_interrupts` lets child processes (the dask workers of an embedded cluster) start with
 SIGINT ignored: Ctrl-C in a terminal goes to the whole process group, and the driver, not every
 worker, decides how to stop.
+
+:func:`install_entry_handlers` is the first thing the command line does (``hpcrail`` and ``python -m
+hpcrail``, before typer, numba or the command's imports): a SIGINT or SIGTERM that arrives while the
+command starts (or after its work is done, or during a command without a block of its own) prints
+"interrupted (SIGTERM) …" and exits at once with code 130 — before a command's own block, nothing has
+been written.  Only a signal during the interpreter's own start, before any hpcrail code runs (a few
+tens of milliseconds), still ends the process by the signal's default action.
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ import threading
 #: exit code of a command stopped by an interrupt (128 + SIGINT)
 EXIT_INTERRUPTED = 130
 
-_STATE: dict = {"signal": None, "active": False}
+_STATE: dict = {"signal": None, "active": False, "entry": False}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -55,6 +62,35 @@ def _handler(signum, _frame):
             os._exit(EXIT_INTERRUPTED)
     _STATE["signal"] = name
     raise Interrupted(name)
+
+
+def _entry_handler(signum, _frame):
+    """Outside a command's own :func:`handling_interrupts` block: stop now, with the documented code
+    and message (nothing is being written there: the command has not started its work, or has
+    finished it, or writes nothing that a re-run would not write again)."""
+    name = signal.Signals(signum).name
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a stream interrupted mid-write: the message still goes out
+                pass
+        os.write(2, f"interrupted ({name}): stopped (no store was being written); run the same command "
+                    "again\n".encode())
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def install_entry_handlers() -> None:
+    """Install the command line's SIGINT/SIGTERM handlers for the whole process (main thread only;
+    idempotent): a signal outside a command's :func:`handling_interrupts` block exits at once with
+    :data:`EXIT_INTERRUPTED` and an "interrupted (SIGNAL)" line.  Called first by the entry points,
+    never by the library (a notebook keeps its own Ctrl-C)."""
+    if threading.current_thread() is not threading.main_thread() or _STATE["entry"]:
+        return
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _entry_handler)
+    _STATE["entry"] = True
 
 
 @contextlib.contextmanager
@@ -99,4 +135,5 @@ def ignoring_interrupts():
         check()
 
 
-__all__ = ["Interrupted", "EXIT_INTERRUPTED", "requested", "check", "handling_interrupts", "ignoring_interrupts"]
+__all__ = ["Interrupted", "EXIT_INTERRUPTED", "requested", "check", "handling_interrupts", "ignoring_interrupts",
+           "install_entry_handlers"]

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "configs"
+from helpers.paths import CONFIGS, MIXED_GROUP, ROOT, mixed_grouped  # noqa: F401 (the helpers live in tests/helpers)
 
 
 @pytest.fixture
@@ -37,12 +36,3 @@ def _restore_nanny_environment():
         else:
             os.environ[k] = v
 
-
-#: tests that run mixed trains share one xdist worker (``--dist loadgroup``): their kernels (the LTD consist,
-#: the multibody wagon and their coupling, for each integrator) then compile once instead of on both workers
-MIXED_GROUP = pytest.mark.xdist_group("mixed_train")
-
-
-def mixed_grouped(values, is_mixed):
-    """``values`` for ``parametrize``, those for which ``is_mixed(value)`` holds in :data:`MIXED_GROUP`."""
-    return [pytest.param(v, marks=MIXED_GROUP) if is_mixed(v) else v for v in values]

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
-from sweep_helpers import write_spec
+from helpers.sweep import write_spec
 
 import hpcrail
 from hpcrail.analysis import open_sweep
@@ -84,19 +84,20 @@ def test_summary_table_and_failures_on_every_way_of_opening(grid_store, saltelli
             assert len(table) == ds.sizes["scenario"] and list(table.index) == list(range(ds.sizes["scenario"]))
             np.testing.assert_allclose(table["max_draft_force [kN]"], ds.max_draft_force.values / 1e3)
     fails = open_sweep(grid_store).hpcrail.failures()
-    assert fails["count"].tolist() == [7] * 6 and set(fails.status) == {"invalid"}
+    assert fails["consist_1_count"].tolist() == [7] * 6 and set(fails.status) == {"invalid"}
     assert sorted(fails["slack_mm"].tolist()) == [0, 0, 10, 10, 20, 20]
 
 
 def test_grid_unstacks_grids_and_refuses_sampled_designs(grid_store, saltelli_store):
     for ds in (open_sweep(grid_store), xr.open_zarr(grid_store)):
         g = ds.hpcrail.grid()
-        assert dict(g.max_draft_force.sizes) == {"slack_mm": 3, "mass_t": 2, "count": 2}
+        assert dict(g.max_draft_force.sizes) == {"slack_mm": 3, "mass_t": 2, "consist_1_count": 2}
         flat = xr.open_zarr(grid_store)
         k = int(np.flatnonzero((flat.slack_mm.values == 20) & (flat.mass_t.values == 120)
-                               & (flat["count"].values == 8))[0])
-        assert float(g.max_draft_force.sel(slack_mm=20, mass_t=120, count=8)) == float(flat.max_draft_force[k])
-        assert np.isnan(g.max_draft_force.sel(count=7)).all()          # the invalid scenarios are gaps
+                               & (flat["consist_1_count"].values == 8))[0])
+        assert float(g.max_draft_force.sel(slack_mm=20, mass_t=120, consist_1_count=8)) == \
+            float(flat.max_draft_force[k])
+        assert np.isnan(g.max_draft_force.sel(consist_1_count=7)).all()          # the invalid scenarios are gaps
     for ds in (open_sweep(saltelli_store), xr.open_zarr(saltelli_store)):
         assert not ds.hpcrail.is_grid()
         with pytest.raises(ValueError, match="not a grid design"):
@@ -172,13 +173,13 @@ def test_report_of_a_grid_draws_lines_per_level_and_maps_the_failures(grid_store
     assert "failures.png" in names and "envelopes.png" in names and "metric_max_draft_force.png" in names
     assert "constant" in rep.skipped["max_buff_force"]
     ok = ds.status.values == "completed"
-    fig = _grid_metric(ds, "max_draft_force", ["slack_mm", "mass_t", "count"], ok, None)
+    fig = _grid_metric(ds, "max_draft_force", ["slack_mm", "mass_t", "consist_1_count"], ok, None)
     ax_slack, ax_mass, ax_count = [a for a in fig.axes if a.get_visible() and a.get_label() != "<colorbar>"]
     assert ax_slack.get_xlabel() == "autocoupler slack [mm]" and ax_slack.get_ylabel() == "peak draft force [kN]"
     lines = {ln.get_label(): ln for ln in ax_slack.get_lines()}
     assert set(lines) == {"90 t", "120 t"}              # one line per level of the second parameter
     for mass, ln in ((90, lines["90 t"]), (120, lines["120 t"])):
-        sel = (ds.mass_t.values == mass) & (ds["count"].values == 8)   # the third parameter at its middle level
+        sel = (ds.mass_t.values == mass) & (ds["consist_1_count"].values == 8)   # the third parameter: middle level
         order = np.argsort(ds.slack_mm.values[sel])
         np.testing.assert_allclose(ln.get_ydata(), ds.max_draft_force.values[sel][order] / 1e3)
     # lines per wagon count: the all-invalid count (7) is left out
@@ -190,7 +191,7 @@ def test_report_of_a_grid_draws_lines_per_level_and_maps_the_failures(grid_store
 
 
 def test_python_api_sweep_from_a_mapping(tmp_path, monkeypatch):
-    from sweep_helpers import DEMO
+    from helpers.sweep import DEMO
 
     monkeypatch.chdir(tmp_path)
     st = hpcrail.sweep({"name": "api", "base": str(DEMO), "set": {"simulation.duration_s": 1.0},

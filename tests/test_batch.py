@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sweep_helpers import DEMO
+from helpers.sweep import DEMO
 
 from hpcrail.kinds import load_scenario
 from hpcrail.integrators import Status, integrate

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 import pytest
-from ltd_helpers import make_scenario
+from helpers.ltd import make_scenario
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 

@@ -12,7 +12,7 @@ import cf_units
 import numpy as np
 import pytest
 import xarray as xr
-from sweep_helpers import DEMO, write_spec
+from helpers.sweep import DEMO, write_spec
 
 import hpcrail
 from hpcrail import provenance

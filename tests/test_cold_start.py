@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import CONFIGS
+from helpers.paths import CONFIGS
 
 from hpcrail.integrators import driver
 from hpcrail.kinds import load_scenario
@@ -130,7 +130,7 @@ def test_helper_process_compiles_into_the_cache_this_process_loads(tmp_path):
 def _tiny_train_yaml() -> str:
     import yaml
 
-    from ltd_helpers import scenario_tree
+    from helpers.ltd import scenario_tree
 
     return yaml.safe_dump(scenario_tree(2, duration=1.0))
 

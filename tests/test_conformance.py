@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
-from conftest import mixed_grouped
+from helpers.paths import mixed_grouped
 from test_kinds import ROOT, scenario_files
 
 from hpcrail import kinds
@@ -106,6 +106,9 @@ def reduced_job(job, tmp_path):
     red = {"base": str(base), "name": job.stem, "set": {**spec.get("set", {}), "simulation.duration_s": DURATION},
            "parameters": params, "design": "zip", "batch_size": 2,
            "outputs": {"envelopes": True, "series": {"interval_s": SERIES_INTERVAL, "variables": series}}}
+    if spec.get("design") == "makeup":       # train make-ups: two drawn make-ups (their other parameters drawn too)
+        red.update(design="makeup", samples=2, makeup=spec["makeup"], seed=spec.get("seed", 0),
+                   parameters={p: ps for p, ps in spec["parameters"].items()})
     SweepSpec.model_validate(red)
     out = tmp_path / f"{job.stem}.yaml"
     out.write_text(yaml.safe_dump(red, sort_keys=False))

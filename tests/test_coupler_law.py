@@ -5,7 +5,7 @@ from numba import njit, uint64
 
 from hpcrail.models.couplers.hysteretic import connection_force
 from hpcrail.kinds.ltd.build import build_ltd
-from ltd_helpers import make_scenario, scenario_tree
+from helpers.ltd import make_scenario, scenario_tree
 
 DRAFT = {"deflection_mm": [0, 10, 20, 40, 60, 80, 100, 120, 140, 160, 170],
          "loading_kN": [0, 60, 130, 300, 480, 680, 860, 1020, 1170, 1340, 1450],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ltd_helpers import constant_loco, frictionless_wagon, make_scenario, scenario_tree
+from helpers.ltd import constant_loco, frictionless_wagon, make_scenario, scenario_tree
 
 from hpcrail.integrators import integrate
 from hpcrail.kinds.ltd.couplers import LAWS
@@ -192,3 +192,13 @@ def test_grouped_finite_differences_equal_per_column_ones_with_work_integrals():
         kw["jacobian"] = jm
         runs[jm] = integrate(ltd_problem(sc)[1], "trbdf2", np.array([4.0]), 4.0, **kw).stats
     assert runs["finite_difference"]["steps"] <= 1.2 * runs["analytic"]["steps"], runs
+
+
+def test_the_mixed_kernel_flag_is_its_own_question():
+    """``mixed`` (the mixed train's kernel evaluates the law) is a separate flag of the law table, not an
+    overloaded ``partitionable``: the mixed kernel runs the table branch only, and its scenario check reads the
+    flag (a consist with a friction draft gear is refused naming the laws it accepts)."""
+    from hpcrail.kinds.ltd.couplers import mixed_laws
+
+    assert set(mixed_laws()) == {k for k, law in LAWS.items() if law.branch == "table" and law.kind != "friction"}
+    assert all(law.partitionable for law in LAWS.values() if law.mixed)

@@ -12,7 +12,7 @@ from hpcrail.kinds.vertical.build import build_vertical
 from hpcrail.models.vertical.build import dae_form
 from hpcrail.models.vertical.kernel import vertical_dae_rhs, vertical_rhs
 
-from conftest import CONFIGS
+from helpers.paths import CONFIGS
 
 T = 0.5
 

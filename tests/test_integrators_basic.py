@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcrail.integrators import Problem, Status, integrate
-from basic_problems import Blow, Osc, blow_rhs, no_observe, osc_exact, osc_observe, osc_rhs
+from helpers.basic_problems import Blow, Osc, blow_rhs, no_observe, osc_exact, osc_observe, osc_rhs
 
 P = Osc(w=2.0, zeta=0.05)
 T = 10.0

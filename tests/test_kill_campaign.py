@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import pytest
-from sweep_helpers import ROOT, assert_same_results, load_results, write_spec
+from helpers.sweep import ROOT, assert_same_results, load_results, wait_for_handler, write_spec
 
 from hpcrail.sweep.runner import run_sweep
 
@@ -55,7 +55,8 @@ def group_gone(pgid: int, wait: float = 20.0) -> bool:
 def no_temporaries(store) -> list:
     parent = store.parent
     return [str(p) for p in store.rglob("*.partial")] + \
-        [p.name for p in parent.iterdir() if p.name.startswith(f".{store.name}.") and not p.name.endswith(".lock")]
+        [p.name for p in parent.iterdir() if p.name.startswith(f".{store.name}.")
+         and not p.name.endswith((".lock", ".run.json"))]
 
 
 @pytest.mark.slow
@@ -79,6 +80,8 @@ def test_driver_and_worker_kill_campaign(tmp_path):
         before = done(store)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+        if sig == signal.SIGTERM:   # from the moment hpcrail's entry point runs: before it, in the interpreter's
+            wait_for_handler(proc)  # own start, no Python code can catch a signal (tests/test_signals.py)
         # at a random moment from the start (import, kernel loading, lock, creation, batches), or, on
         # every other kill, at a random moment after the next batch is done (mid-batch or mid-write)
         deadline = time.time() + (float(rng.uniform(0.3, 5.0)) if i % 2 == 0 else 120.0)
@@ -100,7 +103,7 @@ def test_driver_and_worker_kill_campaign(tmp_path):
             break
     assert len(kills) >= 10, (kills, progress)
     assert 0 < max(progress[:-1] or [0]) and progress == sorted(progress), progress
-    final = subprocess.run(base + ["--inline"], env=env, capture_output=True, text=True, timeout=300)
+    final = subprocess.run(base + ["--inline"], env=env, capture_output=True, text=True, timeout=1200)
     assert final.returncode == 0 and f"{N}/{N} done" in final.stdout, final.stdout + final.stderr
     assert_same_results(ref, store)
     assert len(set(load_results(store).scenario_id.values.tolist())) == N
@@ -117,7 +120,7 @@ def test_driver_and_worker_kill_campaign(tmp_path):
         t = threading.Thread(target=lambda: out.update(res=run_sweep(spec, wstore, client=client, batch_size=2,
                                                                      progress=False, say=quiet)))
         t.start()
-        deadline = time.time() + 240
+        deadline = time.time() + 900   # bounds the wait (3 kills happen long before on a quiet machine)
         next_at = 1
         while time.time() < deadline and t.is_alive() and worker_kills < 3:
             n_done = done(wstore)
@@ -131,7 +134,7 @@ def test_driver_and_worker_kill_campaign(tmp_path):
                     worker_kills += 1
                     next_at = n_done + 2
             time.sleep(0.005)
-        t.join(timeout=300)
+        t.join(timeout=1200)
     assert worker_kills >= 3 and "res" in out
     res = out["res"]
     if res.counts["done"] < N:   # a batch whose worker died too often is left pending: resume it

@@ -166,7 +166,8 @@ def test_a_run_that_drifts_from_its_declarations_is_an_error(configs_dir):
     from hpcrail.integrators import integrate
     from hpcrail.results.dataset import build_dataset
 
-    sc, _ = load_scenario(configs_dir / "trains/demo.yaml", ["simulation.duration_s=1", "output.energy=false"])
+    sc, _ = load_scenario(configs_dir / "trains/demo.yaml", ["simulation.duration_s=1", "output.energy=false",
+                                                                   "output.running_safety.enabled=false"])
     model, prob = ltd_problem(sc)
     sol = integrate(prob, sc.integrator.method, np.array([0.0, 1.0]), 1.0, **sc.integrator.kwargs())
     kind = kinds.get("ltd")
@@ -199,7 +200,7 @@ def test_in_a_sweep_a_missing_output_is_an_error_naming_kind_and_output(tmp_path
     """A kind whose run misses a declared output: the sweep records the scenario as ``error`` with a
     message naming the kind and the output, never a silent NaN (and the other scenarios go on)."""
     import xarray as xr
-    from sweep_helpers import write_spec
+    from helpers.sweep import write_spec
 
     import hpcrail.kinds.ltd.run as ltd_run
     from hpcrail.sweep.runner import run_sweep

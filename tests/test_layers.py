@@ -16,7 +16,22 @@ def test_import_linter_contracts_are_kept():
             "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "6 kept, 0 broken" in r.stdout, r.stdout
+    assert "7 kept, 0 broken" in r.stdout, r.stdout
+
+
+def test_generic_layer_contract_covers_every_registered_kind():
+    """The contract keeping the generic layers (and ``hpcrail.commands``) away from particular kinds lists every
+    kind of the registry, and the sibling-kind contract covers every kind but the LTD kind it protects."""
+    import tomllib
+
+    from hpcrail import kinds
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    generic = next(c for c in contracts if c["name"].startswith("Generic layers"))
+    assert sorted(generic["forbidden_modules"]) == sorted(f"hpcrail.kinds.{k}" for k in kinds.names())
+    assert "hpcrail.commands" in generic["source_modules"]
+    sibling = next(c for c in contracts if c["name"].startswith("Sibling kinds"))
+    assert sorted(sibling["source_modules"]) == sorted(f"hpcrail.kinds.{k}" for k in kinds.names() if k != "ltd")
 
 
 def test_no_import_cycle_between_any_two_modules():

@@ -11,7 +11,7 @@ from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.results.sampling import sample_times
 from hpcrail.simulate import run_scenario
 
-from conftest import CONFIGS
+from helpers.paths import CONFIGS
 
 
 def states_along_a_run(path, T, k, overrides=()):

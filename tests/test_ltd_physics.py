@@ -6,7 +6,7 @@ from hpcrail.kinds.ltd.build import build_ltd
 from hpcrail.models.ltd.build import G
 from hpcrail.models.ltd.kernel import N_REC, REC_GRADE, REC_RESISTANCE, ltd_outputs
 from hpcrail.simulate import run_scenario
-from ltd_helpers import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
+from helpers.ltd import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
 
 
 def test_steady_pull_gives_forces_F_times_n_minus_k_over_n():

@@ -236,6 +236,7 @@ def test_running_safety_outputs_under_in_train_forces():
     ("front_start_m=20", "front_start_m", "before the start of the track"),
     ("simulation.initial_speed_kmh=1", "simulation.initial_speed_kmh", "moving"),
     ("partition.backend=mpi", "partition.backend", "threads"),
+    ("partition.state=distributed", "partition.state", "auto or shared"),
 ])
 def test_bad_mixed_train_inputs_name_the_field(override, field, fragment):
     with pytest.raises(ConfigError) as exc:

@@ -21,7 +21,7 @@ from hpcrail.kinds.ltd.outputs import TRAIN_METRICS
 
 METRICS = [o.name for o in TRAIN_METRICS]
 from hpcrail.simulate import run_scenario
-from ltd_helpers import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
+from helpers.ltd import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
 
 STATE_VARS = ("speed", "coupler_deflection", "coupler_force", "position", "notch")
 
@@ -218,7 +218,7 @@ def test_threads_reproduce_monolithic_bdf_demo(configs_dir):
         np.testing.assert_allclose(float(b[name]), float(a[name]), rtol=1e-3, atol=atol, err_msg=name)
 
 
-# ---- whole runs: distributed state (every thread integrates its own blocks, integrators/spmd.py) --------
+# ---- whole runs: distributed state (every thread integrates its own blocks, integrators/distributed.py) -
 ENERGY = ("traction_work", "resistance_work", "brake_work", "coupler_work", "energy_balance_residual")
 
 
@@ -275,12 +275,18 @@ def test_distributed_state_bdf2_agrees_with_monolithic_bdf2_air_brake(configs_di
     assert abs(int(a.nsteps) - int(b.nsteps)) <= 0.05 * int(a.nsteps)
 
 
-def test_distributed_state_needs_a_method_with_its_kernel(configs_dir):
+def test_distributed_state_needs_a_method_that_runs_on_blocks(configs_dir):
+    """The catalogue says which methods run on blocks; a method that does not (Radau IIA: complex LU) is a
+    config error naming the field and the methods that do."""
+    from hpcrail.config.integrator import METHODS, block_methods
+
+    no_blocks = [m for m, s in METHODS.items() if not s.blocks and not s.external]
+    assert no_blocks == ["radau5"]
     with pytest.raises(ConfigError) as ei:
         load_scenario(configs_dir / "trains/train4_blocks.yaml",
-                      ["partition.state=distributed", "integrator.method=dopri5"])
+                      ["partition.state=distributed", "integrator.method=radau5"])
     msg = str(ei.value)
-    assert "partition.state" in msg and "dopri5" in msg and "rk4" in msg
+    assert "partition.state" in msg and "radau5" in msg and all(m in msg for m in block_methods())
 
 
 def test_barrier_gives_up_on_a_lost_worker():
@@ -290,9 +296,10 @@ def test_barrier_gives_up_on_a_lost_worker():
     import time
     from types import SimpleNamespace
 
-    from hpcrail.integrators.spmd import BAR_ABORT, _run_workers, barrier, new_barrier
+    from hpcrail.integrators.collectives import BAR_ABORT, barrier, new_barrier, run_workers
 
-    bar = new_barrier(timeout_s=0.2)
+    barrier(new_barrier(timeout_s=0.01), 2, 10)   # compiled (or loaded) before the clock starts: under load a
+    bar = new_barrier(timeout_s=0.2)              # cold compile alone could take longer than the bound below
     t0 = time.perf_counter()
     barrier(bar, 2, 10)  # the second worker never comes
     assert bar[BAR_ABORT] != 0 and time.perf_counter() - t0 < 30.0
@@ -309,7 +316,7 @@ def test_barrier_gives_up_on_a_lost_worker():
 
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match="worker 1 failed"):
-        _run_workers(work, ws)
+        run_workers(work, ws, bar)
     assert waited.is_set() and time.perf_counter() - t0 < 30.0
 
 
@@ -324,13 +331,23 @@ def test_threads_backend_from_the_cli_loads_cached_kernels(repo_root, tmp_path):
 
 
 def test_auto_backend_picks_serial_below_break_even(configs_dir):
-    from hpcrail.partition.layout import choose_backend
+    """One chooser (partition/backend.py): serial below the break-even length or on one thread, threads above
+    it; the state is distributed where the kind offers it and the method runs on blocks (the catalogue)."""
+    from hpcrail.config.integrator import METHODS
+    from hpcrail.kinds.ltd.problem import CAPABILITIES as LTD
+    from hpcrail.kinds.mixed_train.run import CAPABILITIES as MIXED
+    from hpcrail.partition.backend import choose
 
     sc, _ = load_scenario(configs_dir / "trains/train4.yaml")
-    assert sc.partition.backend == "auto"
-    assert choose_backend(sc.partition, 243, threads=2) == "off"
-    assert choose_backend(sc.partition, sc.partition.auto_min_vehicles, threads=2) == "threads"
-    assert choose_backend(sc.partition, 100_000, threads=1) == "off"
+    part = sc.partition
+    assert part.backend == "auto"
+    assert choose(LTD, part, 243, "bdf2", threads=2).name == "off"
+    assert choose(LTD, part, part.auto_min_vehicles, "bdf2", threads=2).name == "threads"
+    assert choose(LTD, part, 100_000, "bdf2", threads=1).name == "off"
+    for name, spec in METHODS.items():
+        b = choose(LTD, part, 100_000, name, threads=2)
+        assert b.state == ("distributed" if spec.blocks else "shared"), name
+        assert choose(MIXED, part, 100_000, name, threads=2).state == "shared"
 
 
 # ---- whole runs: MPI ----------------------------------------------------------------------------
@@ -364,10 +381,11 @@ def _hpcrail(args, cwd, n=None):
 @pytest.mark.parametrize("config, over, tol_states, tol_metrics", [
     ("train4_blocks", ["simulation.duration_s=6", "output.interval_s=0.5"], 1e-10, 1e-10),
     ("train2_blocks", ["simulation.duration_s=6", "output.interval_s=0.5", "integrator.method=dopri5",
-                       "integrator.rtol=1e-7", "integrator.atol=1e-7"], None, 1e-3),
+                       "integrator.rtol=1e-7", "integrator.atol=1e-7", "partition.state=shared"], None, 1e-3),
 ])
 def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_states, tol_metrics):
-    """``mpiexec -n 2 hpcrail run ... --partition mpi``: rank 0 writes the dataset of a serial run."""
+    """``mpiexec -n 2 hpcrail run ... --partition mpi``: rank 0 writes the dataset of a serial run (RK4 with
+    distributed state, ``state: auto``; DOPRI5 with shared state: every rank integrates the whole state)."""
     cfg = str(repo_root / "configs" / "trains" / f"{config}.yaml")
     sets = [a for o in over for a in ("--set", o)]
     _hpcrail(["run", cfg, "-q", "--partition", "off", "-o", str(tmp_path / "serial.zarr"), *sets], repo_root)
@@ -385,6 +403,35 @@ def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_s
         for v in STATE_VARS:
             assert _max_rel(a, b, v) <= tol_states, v
         assert int(a.nsteps) == int(b.nsteps)
+
+
+@pytest.mark.mpi
+@needs_mpi
+@pytest.mark.parametrize("config, over", [
+    ("train4_blocks", ["simulation.duration_s=2", "output.interval_s=0.25"]),
+    ("demo", ["integrator.method=bdf2", "partition.blocks=3", "driver.commands.0.brake=0.8",
+              "simulation.duration_s=10", "output.interval_s=1"]),
+])
+def test_mpi_distributed_state_is_the_threads_distributed_state(repo_root, tmp_path, config, over):
+    """``mpiexec -n 2 ... --partition mpi`` with ``partition.state: distributed``: each rank integrates its own
+    blocks with the method's kernel, the reductions and the neighbour exchange go through MPI_Allgatherv, and
+    nothing gathers the state per step.  Every reduction adds per-block partial sums in block order, so the
+    run is bitwise the distributed-state run on 2 threads (RK4 on train 4; BDF2 with the partitioned LU and the
+    air brake signal crossing 3 blocks on the demo train) — every output, step counts included."""
+    cfg = str(repo_root / "configs" / "trains" / f"{config}.yaml")
+    sets = [a for o in over + ["partition.state=distributed", "partition.threads=2"] for a in ("--set", o)]
+    _hpcrail(["run", cfg, "-q", "--partition", "threads", "-o", str(tmp_path / "thr.zarr"), *sets], repo_root)
+    r = _hpcrail(["run", cfg, "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], repo_root, n=2)
+    assert r.stdout.count("wrote") == 1
+    a = xr.open_zarr(tmp_path / "thr.zarr")
+    b = xr.open_zarr(tmp_path / "mpi.zarr")
+    assert "2 MPI ranks" in b.attrs["partition"] and b.attrs["partition_state"] == "distributed"
+    assert a.attrs["partition_state"] == "distributed"
+    assert str(b.status.values) == "completed" and int(a.nsteps) == int(b.nsteps)
+    for v in a.data_vars:
+        if v in ("wall_time", "compile_time") or a[v].dtype.kind != "f":
+            continue
+        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
 
 
 def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_dir):

@@ -25,7 +25,7 @@ def demo(configs_dir_module):
 
 @pytest.fixture(scope="module")
 def configs_dir_module():
-    from conftest import CONFIGS
+    from helpers.paths import CONFIGS
     return CONFIGS
 
 

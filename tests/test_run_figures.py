@@ -32,7 +32,7 @@ def demo(tmp_path_factory, configs_dir_module):
 
 @pytest.fixture(scope="module")
 def configs_dir_module():
-    from conftest import CONFIGS
+    from helpers.paths import CONFIGS
 
     return CONFIGS
 

@@ -160,7 +160,7 @@ def test_sweep_on_slurm_worker_jobs_survives_a_lost_job_and_equals_local(slurm, 
     import threading
     import time
 
-    from sweep_helpers import assert_same_results, write_spec
+    from helpers.sweep import assert_same_results, write_spec
 
     from hpcrail.sweep.cluster import SlurmOptions
     from hpcrail.sweep.runner import run_sweep
@@ -213,7 +213,7 @@ def test_sweep_on_slurm_worker_jobs_survives_a_lost_job_and_equals_local(slurm, 
 def test_sweep_inside_one_allocation_equals_local(slurm, tmp_path):
     """slurm/sweep_allocation.sbatch: scheduler + 2 workers started with srun inside one job, meeting
     through a scheduler file; the store equals the local one."""
-    from sweep_helpers import assert_same_results, write_spec
+    from helpers.sweep import assert_same_results, write_spec
 
     from hpcrail.sweep.runner import run_sweep
 

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from sweep_helpers import DEMO, ROOT, write_spec
+from helpers.sweep import DEMO, ROOT, write_spec
 
 from hpcrail.config import ConfigError, config_hash, load_document
 from hpcrail.kinds import load_scenario
@@ -230,3 +230,25 @@ def test_series_must_be_series_of_the_base_scenarios_kind(tmp_path):
                       extra={"outputs": {"series": {"interval_s": 0.5, "variables": ["coupler_force"]}}})
     with pytest.raises(ConfigError, match="unknown series of model kind 'vertical'.*floor_acceleration"):
         expand(spec)
+
+
+def test_duplicate_levels_and_repeated_scenarios_are_warned_about(tmp_path):
+    """Duplicate levels ran duplicate scenarios silently (issue 31 item 5): a grid or zip with a repeated level
+    warns naming the parameter and the level; levels that differ as written but give the same scenario (an
+    integrator and its alias) warn by their scenario ids; sampled designs, which repeat levels by
+    construction, and clean grids do not warn (``hpcrail sweep`` prints the warnings before it starts)."""
+    exp = expand(write_spec(tmp_path / "d.yaml", {SLACK: {"values": [0, 10, 0, 10.0, 20]}, MASS: {"values": [80, 90]}}))
+    assert exp.size == 10 and len(exp.warnings) == 1
+    w = exp.warnings[0]
+    assert f"parameters.{SLACK}" in w and "levels 0, 10 given more than once" in w and "grid" in w, w
+    assert len({p.id for p in exp.points}) == 6                      # 4 of the 10 scenarios repeat others
+    exp = expand(write_spec(tmp_path / "a.yaml", {"integrator.method": {"values": ["dopri5", "ode45"]}}))
+    assert len(exp.warnings) == 1 and "1 of the 2 scenarios are the same scenario" in exp.warnings[0], exp.warnings
+    assert expand(write_spec(tmp_path / "c.yaml", {SLACK: {"values": [0, 10, 20]}})).warnings == []
+    sampled = write_spec(tmp_path / "s.yaml", {SLACK: {"values": [0, 10]}, MASS: {"uniform": [80, 90]}},
+                         design="random", extra={"samples": 8, "seed": 1})
+    assert expand(sampled).warnings == []
+    zipped = write_spec(tmp_path / "z.yaml", {SLACK: {"values": [0, 10, 0, 0]}, MASS: {"values": [80, 80, 90, 80]}},
+                        design="zip")
+    w = expand(zipped).warnings          # a level repeated in one list is no repeat in a zip; row 3 repeats row 0
+    assert len(w) == 1 and "zip rows given more than once (rows 0 = 3" in w[0], w

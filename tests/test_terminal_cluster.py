@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from sweep_helpers import DEMO, ROOT, write_spec
+from helpers.sweep import DEMO, ROOT, write_spec
 from typer.testing import CliRunner
 
 from hpcrail import cli

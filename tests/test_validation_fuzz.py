@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fuzz_corpus import ROOT, SCENARIOS, Case, campaign, classify, corpus
+from helpers.fuzz_corpus import ROOT, SCENARIOS, Case, campaign, classify, corpus
 
 from hpcrail.config import ConfigError, canonical_yaml, config_hash
 from hpcrail.kinds import load_scenario

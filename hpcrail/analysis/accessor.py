@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
+from xarray.indexes import PandasMultiIndex
 
 from hpcrail.results.outputs import SUCCESS
 from hpcrail.results.units import clip_magnitude, pretty_units, to_display
@@ -33,6 +34,34 @@ def _column(name: str, attrs: dict, display_units: bool) -> str:
     units = attrs.get("display_units" if display_units else "units", attrs.get("units", ""))
     u = pretty_units(units)
     return f"{name} [{u}]" if u else name
+
+
+class NearestMultiIndex(PandasMultiIndex):
+    """The sweep's MultiIndex of swept parameters, with ``sel(..., method="nearest", tolerance=...)``: each
+    numeric parameter's label is moved to its nearest level, then the levels are selected exactly
+    (``ds.sel(slack_mm=11, method="nearest")`` selects the scenarios of the 10 mm level).  pandas' MultiIndex
+    has no nearest lookup (xarray raises "multi-index does not support ``method``")."""
+
+    def sel(self, labels, method=None, tolerance=None):
+        if method is None and tolerance is None:
+            return super().sel(labels)
+        if method != "nearest":
+            raise ValueError(f"the sweep's parameter index supports method='nearest' only, not {method!r}")
+        snapped = {}
+        for name, want in labels.items():
+            if name in self.index.names:
+                levels = np.asarray(self.index.levels[self.index.names.index(name)])
+                if levels.dtype.kind in "iuf" and levels.size:
+                    x = np.asarray(want, dtype=float)
+                    j = np.abs(levels[None, :].astype(float) - x.reshape(-1, 1)).argmin(axis=1)
+                    if tolerance is not None:
+                        far = np.abs(levels[j] - x.reshape(-1)) > tolerance
+                        if far.any():
+                            raise KeyError(f"{name}: no level within {tolerance} of {x.reshape(-1)[far].tolist()}; "
+                                           f"levels: {levels.tolist()[:20]}")
+                    want = levels[j][0] if x.ndim == 0 else levels[j].reshape(x.shape)
+            snapped[name] = want
+        return super().sel(snapped)
 
 
 @xr.register_dataset_accessor("hpcrail")
@@ -85,11 +114,12 @@ class HpcrailAccessor:
                 ds = ds.drop_vars("scenario_index").assign_coords(scenario=("scenario", idx.values, idx.attrs))
         return ds
 
-    def indexed(self) -> xr.Dataset:
+    def indexed(self, nearest: bool = True) -> xr.Dataset:
         """The dataset indexed by the swept parameters (a pandas MultiIndex along ``scenario``;
         the scenario number is kept as the coordinate ``scenario_index``), so that
         ``.sel(slack_mm=10)`` selects every scenario with that value and
-        ``.sel(slack_mm=10, mass_t=100)`` combines parameters."""
+        ``.sel(slack_mm=10, mass_t=100)`` combines parameters; with ``nearest`` (several parameters), also
+        ``.sel(slack_mm=12, method="nearest")`` (:class:`NearestMultiIndex`)."""
         if self._level_names():
             return self._ds
         ds = self._ds
@@ -101,7 +131,17 @@ class HpcrailAccessor:
         if "scenario" in ds.coords and "scenario_index" not in ds.coords:
             ds = ds.assign_coords(scenario_index=("scenario", np.asarray(ds["scenario"].values),
                                                   {"long_name": "scenario index in the sweep"}))
-        return ds.set_index(scenario=params)
+        ds = ds.set_index(scenario=params)
+        if not nearest:
+            return ds
+        idx = ds.xindexes["scenario"]
+        near = NearestMultiIndex(idx.index, idx.dim, level_coords_dtype=idx.level_coords_dtype)
+        names = ["scenario", *params]
+        attrs = {n: dict(ds[n].attrs) for n in names}
+        ds = ds.drop_vars(names).assign_coords(xr.Coordinates.from_xindex(near))
+        for n in names:
+            ds[n].attrs.update(attrs[n])
+        return ds
 
     def is_grid(self) -> bool:
         """True when the scenarios are the full cartesian product of the parameters' levels, each once
@@ -132,7 +172,7 @@ class HpcrailAccessor:
         if len(params) == 1:
             p = params[0]
             return flat.drop_indexes(p, errors="ignore").swap_dims(scenario=p).drop_vars("scenario", errors="ignore")
-        return flat.hpcrail.indexed().unstack("scenario")
+        return flat.hpcrail.indexed(nearest=False).unstack("scenario")
 
     def completed(self) -> xr.Dataset:
         """Scenarios that ran to their end (status completed or event_stop)."""
@@ -192,7 +232,11 @@ class HpcrailAccessor:
         """Per metric (display units): on a sweep, over the completed scenarios, its label, unit, count,
         min, median, max and the parameters of the scenario with the largest value (metrics numbering
         an element, e.g. the coupler of the peak force, are left out: see their histograms in
-        ``hpcrail report``); on a single run, its label, value and unit."""
+        ``hpcrail report``); on a single run, its label, value and unit.  A metric with a limit
+        (:mod:`hpcrail.results.verdicts`) also gets its ``limit`` (display units) and, on a sweep, the number of
+        completed scenarios that ``exceeded`` it, on a run its ``ratio`` and ``verdict``."""
+        from hpcrail.results.verdicts import limit_of, ratio, verdict
+
         ds = self._ds
         if not self.is_sweep:
             rows = []
@@ -200,11 +244,17 @@ class HpcrailAccessor:
                 a = ds[name].attrs
                 v = np.asarray(ds[name].values)
                 value = int(v) if v.dtype.kind in "iu" else clip_magnitude(float(to_display(v, a)))
-                rows.append({"metric": name, "label": a.get("long_name", name), "value": value,
-                             "unit": pretty_units(a.get("display_units", a.get("units", "")))})
+                row = {"metric": name, "label": a.get("long_name", name), "value": value,
+                       "unit": pretty_units(a.get("display_units", a.get("units", "")))}
+                lim = limit_of(a)
+                if lim is not None:
+                    row.update(limit=clip_magnitude(float(to_display(lim, a))), ratio=ratio(v.item(), lim),
+                               verdict=verdict(v.item(), lim))
+                rows.append(row)
             return pd.DataFrame(rows).set_index("metric") if rows else pd.DataFrame()
         done = self.completed().hpcrail._flat()
-        params = self.parameters
+        # a make-up study's "parameters" are its make-ups' codes and features: say which scenario instead
+        params = [p for p in self.parameters if done[p].attrs.get("sweep_source") != "makeup"]
         rows = []
         for name in self.metrics:
             v = np.asarray(done[name].values)
@@ -216,12 +266,17 @@ class HpcrailAccessor:
             if not finite.any():
                 continue
             i = int(np.nanargmax(np.where(finite, y, -np.inf)))
-            at = ", ".join(f"{p}={_fmt(done[p].values[i])}" for p in params)
-            rows.append({"metric": name, "label": a.get("long_name", name),
-                         "unit": pretty_units(a.get("display_units", a.get("units", ""))),
-                         "count": int(finite.sum()), "min": clip_magnitude(float(np.nanmin(y))),
-                         "median": clip_magnitude(float(np.nanmedian(y))), "max": clip_magnitude(float(y[i])),
-                         "max at": at})
+            at = ", ".join([f"scenario={int(done['scenario'].values[i])}"] * (len(params) < len(self.parameters))
+                           + [f"{p}={_fmt(done[p].values[i])}" for p in params])
+            row = {"metric": name, "label": a.get("long_name", name),
+                   "unit": pretty_units(a.get("display_units", a.get("units", ""))),
+                   "count": int(finite.sum()), "min": clip_magnitude(float(np.nanmin(y))),
+                   "median": clip_magnitude(float(np.nanmedian(y))), "max": clip_magnitude(float(y[i])),
+                   "max at": at}
+            lim = limit_of(a)
+            if lim is not None:
+                row.update(limit=clip_magnitude(float(to_display(lim, a))), exceeded=int(np.sum(v[finite] > lim)))
+            rows.append(row)
         return pd.DataFrame(rows).set_index("metric") if rows else pd.DataFrame()
 
     def failures(self) -> pd.DataFrame:

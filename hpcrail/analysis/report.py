@@ -58,6 +58,8 @@ class Report:
     files: list
     skipped: dict
     sobol: pd.DataFrame | None = None
+    makeup_ranking: pd.DataFrame | None = None
+    makeup_sensitivity: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -447,14 +449,17 @@ def kind_report_figures(ds, outdir: Path, skipped: dict) -> list:
     return files
 
 
-def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None) -> Report:
+def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None,
+                 rank_by: str | None = None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) and return a :class:`Report`.
-    ``metrics``: only these metrics.  Raises ``ValueError`` for a dataset without swept parameters (a
+    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's).  Raises ``ValueError`` for a dataset without swept parameters (a
     single run: see ``hpcrail plot``)."""
     ds = ds.hpcrail._flat()
     params = ds.hpcrail.parameters
     if not params:
         raise ValueError("not a sweep store: no swept parameter coordinates (a single run: hpcrail plot)")
+    # a make-up study's code (one string per scenario) is a label, not an axis: its features are the axes
+    params = [p for p in params if not (ds[p].attrs.get("sweep_source") == "makeup" and ds[p].dtype.kind in "OUS")]
     metrics = [m for m in (metrics or ds.hpcrail.metrics) if m in ds and ds[m].dims == ("scenario",)]
     envs = envelope_variables(ds)
     keep = list(dict.fromkeys(metrics + envs + ["status", "done"]))
@@ -488,7 +493,17 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
     if (~ok).any():
         files.append(_failure_figure(sub, params, status, done, outdir))
     files += kind_report_figures(ds, outdir, skipped)
-    return Report(files=files, skipped=skipped, sobol=table)
+    rank = sens = None
+    from hpcrail.analysis import makeup
+
+    if makeup.is_makeup(ds):
+        try:
+            rank = makeup.ranking(ds, metric=rank_by)
+            files += makeup.makeup_figures(ds, outdir, rank_by)
+            sens = makeup.pattern_sensitivity(ds, rank_by)
+        except ValueError as exc:
+            skipped["make-up ranking"] = str(exc)
+    return Report(files=files, skipped=skipped, sobol=table, makeup_ranking=rank, makeup_sensitivity=sens)
 
 
 __all__ = ["write_report", "Report", "plottable_metrics", "is_noise", "envelope_variables"]

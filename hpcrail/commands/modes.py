@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from hpcrail.cli import EXIT_CONFIG, app, config_error_exit, console, err_console
+from hpcrail.cli import EXIT_CONFIG, app, build_error_exit, config_error_exit, console, err_console
 from hpcrail.config import ConfigError
 
 
@@ -22,18 +22,22 @@ def modes(scenario: Path = typer.Argument(..., help="scenario YAML"),
     """Natural frequencies [Hz], damping ratios and mode shapes of the linearised model."""
     from hpcrail.analysis.modes import linearisation_for
     from hpcrail.analysis.modes import modes as compute_modes
-    from hpcrail.kinds import load_scenario
+    from hpcrail.kinds import load_scenario, locate_issues
 
     try:
-        sc, _doc = load_scenario(scenario, set_)
+        sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
     try:
         lin = linearisation_for(sc, at)
         undamped, eig = compute_modes(lin)
+    except ConfigError as exc:   # found while building the model
+        config_error_exit(locate_issues(exc, doc))
     except (KeyError, RuntimeError, FloatingPointError) as exc:
         err_console.print(f"[bold red]error:[/] {exc.args[0] if exc.args else exc}", highlight=False)
         raise typer.Exit(EXIT_CONFIG)
+    except Exception as exc:  # noqa: BLE001 - a model that could not be built: one line, no traceback
+        build_error_exit(exc, scenario)
     table = Table(title=f"modes of {lin.description} linearised at t = {at:g} s")
     table.add_column("#", justify="right")
     table.add_column("f_n [Hz]", justify="right")

@@ -23,7 +23,9 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
                                                          help="join the dask scheduler described in FILE"),
           cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local | "
-                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml)"),
+                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml) | "
+                                      "mpi (under mpiexec/srun -n N+2: rank 0 scheduler, rank 1 this driver, N "
+                                      "worker ranks; dask-mpi)"),
           jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="slurm: worker jobs kept running"),
           cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
           memory: Optional[str] = typer.Option(None, "--memory", help="slurm: memory per worker job, e.g. 16GB"),
@@ -124,6 +126,13 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
     if c["failed"]:
         console.print(f"failures: {', '.join(f'{k} {v}' for k, v in c['by_status'].items() if k not in ('completed', 'event_stop'))}"
                       f" — see `hpcrail status {res.store}`", highlight=False, soft_wrap=True)
+    from hpcrail.sweep.runlog import cluster_summary
+
+    events = cluster_summary(res.cluster) if res.cluster else ""
+    if events:
+        err_console.print(f"[bold yellow]cluster:[/] {escape(events)}" + (
+            "; every result written is kept (a batch counts as done only once written)" if not res.failed_tasks
+            else ""), highlight=False, soft_wrap=True)
     if res.failed_tasks:
         err_console.print(f"[bold red]{len(res.failed_tasks)} tasks failed after their retries[/]; re-run the same "
                           "command to resume", highlight=False, soft_wrap=True)
@@ -155,9 +164,12 @@ def status_json(store: Path, st: dict, messages: int) -> dict:
 
     c = counts(st)
     a = st["attrs"]
+    from hpcrail.sweep.runlog import read_run_file
+
+    run = read_run_file(store)
     out = {"store": str(store), "sweep_name": a.get("sweep_name", ""), **c, "design": a.get("design"),
            "batch_size": a.get("batch_size"), "created": a.get("created", ""), "last_run": a.get("last_run"),
-           "messages": []}
+           "run": run, "messages": []}
     if c["failed"] and messages > 0:
         bad = st["done"] & ~np.isin(st["status"], SUCCESS)
         try:
@@ -193,7 +205,19 @@ def status(store: Path = typer.Argument(..., help="study store (zarr)"),
     t.add_row("pending", f"{c['pending']}")
     t.add_row("design", f"{a.get('design')} ({a.get('batch_size')} scenarios per batch)")
     t.add_row("created", f"{a.get('created', '')}")
-    t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
+    run = info.get("run")
+    if run is not None:
+        from hpcrail.sweep.runlog import cluster_summary
+
+        state = run.get("state", "?")
+        if state == "running" and run.get("alive") is False:
+            state = "stopped without finishing (driver gone: killed?)"
+        t.add_row("run", f"{state}, started {run.get('started', '?')} on {run.get('host', '?')} (pid "
+                         f"{run.get('pid', '?')})" + (f", {run.get('workers')} workers" if run.get("state") ==
+                                                      "running" and run.get("workers") else ""))
+        t.add_row("cluster", cluster_summary(run) or "no worker lost, no task restarted or retried")
+    else:
+        t.add_row("last run", f"{a.get('last_run', '(running or interrupted)')}")
     console.print(t)
     console.print(f"done {c['done']} / failed {c['failed']} / pending {c['pending']}", highlight=False, soft_wrap=True)
     bad_chunks = corrupt_summary(st)
@@ -217,6 +241,8 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
            output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the PNG figures "
                                                  "(default: STORE_report/)"),
            metric: List[str] = typer.Option([], "--metric", help="only these metrics (repeatable)"),
+           rank_by: Optional[str] = typer.Option(None, "--rank-by", help="make-up studies: the metric to rank the "
+                                                 "make-ups by (default: the spec's makeup.rank_by)"),
            json_: bool = typer.Option(False, "--json", help="print the summary, Sobol' indices and figure "
                                       "paths as JSON")):
     """The study as figures and tables: the summary of every metric, each metric against the swept
@@ -279,23 +305,41 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     from hpcrail.sweep.store import counts
 
     c = counts(st)
-    rep = write_report(ds, out, metric or None)
+    if rank_by is not None and rank_by not in allowed:
+        err_console.print(f"[bold red]error:[/] unknown metric {rank_by}; allowed: {', '.join(allowed)}",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+    rep = write_report(ds, out, metric or None, rank_by)
     if json_:
         sob = None
         if rep.sobol is not None:
             sob = rep.sobol.reset_index().to_dict("records")
+        mk = None
+        if rep.makeup_ranking is not None:
+            mk = {"ranking": rep.makeup_ranking.to_dict("records"),
+                  "sensitivity": None if rep.makeup_sensitivity is None else
+                  rep.makeup_sensitivity.reset_index().to_dict("records"),
+                  "R2": None if rep.makeup_sensitivity is None else rep.makeup_sensitivity.attrs.get("R2")}
         print_json({"store": str(store), "kind": "sweep", "counts": c, "design": ds.attrs.get("design"),
                     "summary": summ.reset_index().to_dict("records") if len(summ) else [],
-                    "not_plotted": rep.skipped, "sobol": sob, "figures": [str(p) for p in rep.files]})
+                    "not_plotted": rep.skipped, "sobol": sob, "makeup": mk, "figures": [str(p) for p in rep.files]})
         return
     t = Table(title=f"{st['attrs'].get('sweep_name', store)}: {c['completed']} completed, {c['failed']} failed, "
                     f"{c['pending']} pending of {c['total']}")
-    for col in ["metric", "unit", "count", "min", "median", "max", "max at"]:
-        t.add_column(col, justify="right" if col in ("count", "min", "median", "max") else "left",
+    limits = "limit" in summ.columns
+    cols = ["metric", "unit", "count", "min", "median", "max"] + (["limit", "exceeded"] if limits else []) + ["max at"]
+    for col in cols:
+        t.add_column(col, justify="right" if col in ("count", "min", "median", "max", "limit", "exceeded") else "left",
                      overflow="fold")
     for name, row in summ.iterrows():
+        extra = []
+        if limits:
+            has = row.get("limit") == row.get("limit")      # not NaN
+            n_ex = int(row["exceeded"]) if has else 0
+            extra = [_fmt(row["limit"]) if has else "",
+                     ("[bold red]" + f"{n_ex} EXCEEDED[/]" if n_ex else "[green]0 (PASS)[/]") if has else ""]
         t.add_row(escape(str(row["label"])), escape(str(row["unit"])), f"{row['count']}", _fmt(row["min"]),
-                  _fmt(row["median"]), _fmt(row["max"]), escape(str(row["max at"])))
+                  _fmt(row["median"]), _fmt(row["max"]), *extra, escape(str(row["max at"])))
     console.print(t)
     for name, why in rep.skipped.items():
         console.print(f"not plotted: {name}: {why}", highlight=False, markup=False, soft_wrap=True)
@@ -310,5 +354,41 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
             ts.add_row(escape(m), escape(str(ds[p].attrs.get("long_name", p)) if p in ds else p),
                        f"{row['S1']:.3f} ± {row['S1_conf']:.3f}", f"{row['ST']:.3f} ± {row['ST_conf']:.3f}")
         console.print(ts)
+    if rep.makeup_ranking is not None and len(rep.makeup_ranking):
+        _print_makeups(ds, rep, rank_by)
     console.print(f"wrote {len(rep.files)} figures to {out}/: " + ", ".join(p.name for p in rep.files),
                   highlight=False, soft_wrap=True)
+
+
+def _print_makeups(ds, rep, rank_by=None) -> None:
+    """The make-up ranking and the pattern sensitivity of a make-up study (design makeup)."""
+    from hpcrail.analysis.makeup import rank_metric
+
+    m = rank_metric(ds, rank_by)
+    r = rep.makeup_ranking
+    t = Table(title=f"the worst make-ups by {ds[m].attrs.get('long_name', m)} (code: "
+                    f"{ds['makeup'].attrs.get('long_name', '')}; run lengths, head first; makeup_ranking.png shows "
+                    "them whole)")
+    shown = [c for c in r.columns if c not in ("scenario", "makeup") and c in ds and ds[c].attrs.get("role")]
+    for col in ["scenario", *shown[:6], "makeup"]:
+        t.add_column(col.replace("_", " "), overflow="fold", justify="left" if col == "makeup" else "right")
+    for _i, row in r.iterrows():
+        cells = [str(row["scenario"])]
+        for c in shown[:6]:
+            v = row[c]
+            cells.append(f"{v:.4g}" if isinstance(v, float) else str(v))
+        code = str(row["makeup"])
+        cells.append(code if len(code) <= 70 else code[:67] + "...")
+        t.add_row(*cells)
+    console.print(t)
+    s = rep.makeup_sensitivity
+    if s is not None and len(s):
+        ts = Table(title=f"which patterns drive {m}: first-order Sobol' S1 from the given sample (SALib) ± 95 %, "
+                         f"standardised regression coefficient (R² = {s.attrs.get('R2', float('nan')):.2f}, "
+                         f"{s.attrs.get('samples', 0)} make-ups)")
+        for col in ("feature", "S1", "regression"):
+            ts.add_column(col, justify="left" if col == "feature" else "right")
+        for f, row in s.iterrows():
+            ts.add_row(escape(str(ds[f].attrs.get("long_name", f))), f"{row['S1']:.3f} ± {row['S1_conf']:.3f}",
+                       f"{row['src']:+.3f}")
+        console.print(ts)

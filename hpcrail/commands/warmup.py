@@ -15,7 +15,7 @@ from typing import List, Optional
 
 import typer
 
-from hpcrail.cli import app, config_error_exit, console, err_console
+from hpcrail.cli import app, build_error_exit, config_error_exit, console, err_console
 from hpcrail.config import ConfigError
 
 
@@ -25,10 +25,11 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None) -> li
 
     Returns ``[(path, seconds, status), ...]``: wall seconds spent per scenario (compilation or loading,
     plus the short run) and the run's status.  Raises :class:`hpcrail.config.ConfigError` for an invalid
-    file or override (nothing is run after it) and ValueError for ``duration_s <= 0``.
+    file or override (nothing is run after it) or a model that cannot be built from it (located like a
+    validation error) and ValueError for ``duration_s <= 0``.
     """
     from hpcrail._numba import compile_notice
-    from hpcrail.kinds import load_scenario
+    from hpcrail.kinds import load_scenario, locate_issues
     from hpcrail.simulate import run_scenario
 
     if not duration_s > 0:
@@ -37,13 +38,16 @@ def warm_scenarios(paths, overrides=(), duration_s: float = 0.5, say=None) -> li
     for p in paths:   # validate every file first: a typo in the last one should not cost the others' compile
         sc, _doc = load_scenario(p, list(overrides))
         d = min(duration_s, sc.simulation.duration_s)
-        sc, _doc = load_scenario(p, [*overrides, f"simulation.duration_s={d!r}"])
-        loaded.append((str(p), sc))
+        sc, doc = load_scenario(p, [*overrides, f"simulation.duration_s={d!r}"])
+        loaded.append((str(p), sc, doc))
     out = []
-    for name, sc in loaded:
+    for name, sc, doc in loaded:
         t0 = time.perf_counter()
         with compile_notice(say or (lambda text: None), text=f"{name}: compiling numba kernels"):
-            ds = run_scenario(sc)
+            try:
+                ds = run_scenario(sc)
+            except ConfigError as exc:
+                raise locate_issues(exc, doc) from None
         out.append((name, time.perf_counter() - t0, str(ds["status"].values) if ds is not None else "completed"))
     return out
 
@@ -74,6 +78,8 @@ def warmup(scenarios: Optional[List[Path]] = typer.Argument(None, help="scenario
         rows = warm_scenarios(paths, set_, duration, say=say)
     except ConfigError as exc:
         config_error_exit(exc)
+    except Exception as exc:  # noqa: BLE001 - a model that could not be built: one line, no traceback
+        build_error_exit(exc, ", ".join(map(str, paths)))
     for name, secs, status in rows:
         console.print(f"{name}: kernels ready in {secs:.1f} s ({status} {duration:g} s run)", highlight=False,
                       soft_wrap=True)

@@ -34,6 +34,8 @@ MAX_DURATION_S = 1.0e6
 MAX_SAMPLES = 10_000_000
 #: most values of one time series of a run (samples × elements: 1.6 GB of float64)
 MAX_SERIES_VALUES = 200_000_000
+#: most values of all the time series of a run together (8 GB of float64)
+MAX_RUN_VALUES = 1_000_000_000
 #: most vehicles of a train (the partition benchmark runs 100 000)
 MAX_VEHICLES = 1_000_000
 #: most rows of a table (traction curves, gear curves, route sections, driver commands)
@@ -153,4 +155,5 @@ def samples_issue(duration_s: float, interval_s: float, width: int = 1) -> str |
 
 
 __all__ = ["Strict", "MAX_MAGNITUDE", "bool_where_number", "MAX_DURATION_S", "MAX_SAMPLES", "MAX_SERIES_VALUES",
+           "MAX_RUN_VALUES",
            "MAX_VEHICLES", "MAX_TABLE_ROWS", "samples_issue"]

@@ -3,12 +3,55 @@ is allowed.  The CLI prints them and exits with code 2 (never a traceback)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable
 
 _MISSING = object()
 
+
+class Withheld(str):
+    """What an error shows instead of a value it must not echo (printed as it is, not quoted)."""
+
+
 #: a value from a file outside the scenario's folder is shown only if it is a number, a boolean or null
-WITHHELD = "<value not shown: its file is outside the scenario's folder>"
+WITHHELD = Withheld("<value not shown: its file is outside the scenario's folder>")
+
+
+def content_summary(value: Any) -> Any:
+    """What an error may show of ``value`` when it is the content of a whole file (a document that is not a
+    mapping, a component file where a block belongs): numbers, booleans and null as they are, anything else
+    as its kind and size only (``<a text of 3 lines, not shown>``) — never the file's content.
+
+    The one helper of every loader (scenarios, component files, CSV tables, sweep specs, site settings):
+    a path that names the wrong file (``base: /etc/passwd``) must not print what the file holds."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        n = value.count("\n") + 1
+        what = f"a text of {n} lines" if n > 1 else f"a text of {len(value)} characters"
+    elif isinstance(value, (list, tuple)):
+        what = f"a list of {len(value)} entries"
+    elif isinstance(value, dict):
+        what = f"a mapping of {len(value)} keys"
+    else:
+        what = f"a {type(value).__name__}"
+    return Withheld(f"<{what}, not shown>")
+
+
+#: a quoted fragment an error message may keep: a name (identifier-like), a token name (``<block end>``) or
+#: a few characters of punctuation or an escape (``','``, ``'\\t'``)
+_SHOWN_FRAGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,40}|<[a-z ]{1,30}>|[^A-Za-z0-9\s]{1,3}|\\[a-z0-9]{1,4}")
+
+
+def content_free(text: str) -> str:
+    """``text`` (a parser's message about a file) with every quoted fragment that could be the file's content
+    replaced by ``…``: names, token names and punctuation stay (``expected ',' or ']'``, ``duplicate key
+    'mass_t'``), anything else goes (a line of ``/etc/passwd`` quoted by a parser)."""
+    def keep(m):
+        inner = m.group(2)
+        return m.group(0) if _SHOWN_FRAGMENT.fullmatch(inner) else f"{m.group(1)}…{m.group(1)}"
+
+    return re.sub(r"(['\"])(.*?)\1", keep, text, flags=re.S)
 
 
 def format_path(loc) -> str:
@@ -53,7 +96,7 @@ class ConfigIssue:
     def __str__(self) -> str:
         s = f"{self.file}: {self.path}: {self.message}"
         if self.value is not _MISSING:
-            v = self.value if self.value is WITHHELD else repr(self.value)
+            v = self.value if isinstance(self.value, Withheld) else repr(self.value)
             if len(v) > 120:
                 v = v[:117] + "..."
             s += f" (got {v})"

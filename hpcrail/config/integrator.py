@@ -41,7 +41,15 @@ class Option:
 
 @dataclasses.dataclass(frozen=True)
 class MethodSpec:
-    """Catalogue entry of one integration method (see the module docstring)."""
+    """Catalogue entry of one integration method (see the module docstring).
+
+    The capability flags are what every other place reads: ``events`` (event location on the dense output),
+    ``blocks`` (runs on a state split into blocks over threads or MPI ranks: distributed state,
+    :mod:`hpcrail.integrators.distributed`), ``batch`` (in :func:`hpcrail.integrators.batch.integrate_batch`'s
+    parallel loop), ``dae`` (a singular diagonal mass matrix: implicit methods).  The config's allowed values,
+    ``hpcrail integrators``, the registry, the partition's choice of distributed state and the tests derive
+    from them (``tests/test_integrator_suite.py``, ``tests/test_partition.py``).
+    """
 
     name: str
     kernel: str               #: ``module:function`` of the numba kernel following the contract
@@ -56,6 +64,19 @@ class MethodSpec:
     #: ``module:function`` of a library-driven runner ``(problem, t_out, t_final, **kw) -> Solution``
     #: for methods without a numba kernel (``kernel`` and ``state_size`` empty), e.g. SUNDIALS CVODE
     external: str = ""
+    events: bool = True       #: event location (terminal and recorded events)
+    blocks: bool = False      #: distributed state: the kernel runs on blocks of the state (threads, MPI ranks)
+    batch: bool = True        #: runs in the batch kernel's parallel loop (a numba kernel)
+
+    @property
+    def step_control(self) -> str:
+        """``"error-controlled"`` (step from rtol/atol) or ``"fixed"``."""
+        return "error-controlled" if self.adaptive else "fixed"
+
+    @property
+    def dae(self) -> bool:
+        """Integrates index-1 DAEs (a singular diagonal mass matrix)."""
+        return self.implicit
 
 
 def _catalogue() -> list[MethodSpec]:
@@ -70,14 +91,14 @@ def _catalogue() -> list[MethodSpec]:
                                    "0 = simplified Newton only)"),
     }
     out = [
-        MethodSpec("rk4", f"{ex}:rk4", f"{ex}:explicit_state_size", adaptive=False, order=4,
+        MethodSpec("rk4", f"{ex}:rk4", f"{ex}:explicit_state_size", adaptive=False, order=4, blocks=True,
                    description="classical Runge-Kutta, fixed step, Hermite dense output",
                    source="Hairer, Nørsett & Wanner 1993 §II.1; Yu et al. 2022 §4"),
-        MethodSpec("abm4", f"{ex}:abm4", f"{ex}:abm_state_size", adaptive=False, order=4,
+        MethodSpec("abm4", f"{ex}:abm4", f"{ex}:abm_state_size", adaptive=False, order=4, blocks=True,
                    description="Adams-Bashforth-Moulton 4 predictor-corrector PE(CE)^m, fixed step, RK4 start",
                    options={"corrector_iterations": Option(0, 1.0, 1.0, 10.0, "corrector evaluations m (1 = PECE)")},
                    source="Hairer, Nørsett & Wanner 1993 §III.1; Yu et al. 2022 eq (32)", aliases=("abm", "adams")),
-        MethodSpec("dopri5", f"{ex}:dopri5", f"{ex}:explicit_state_size", adaptive=True, order=5,
+        MethodSpec("dopri5", f"{ex}:dopri5", f"{ex}:explicit_state_size", adaptive=True, order=5, blocks=True,
                    description="Dormand-Prince 5(4), adaptive, 4th-order dense output",
                    source="Dormand & Prince 1980; Hairer, Nørsett & Wanner 1993 §II.5", aliases=("ode45", "rk45")),
     ]
@@ -86,18 +107,20 @@ def _catalogue() -> list[MethodSpec]:
     ndf_opts = dict(bdf_opts)
     bdf_opts["ndf"] = Option(1, 0.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
     ndf_opts["ndf"] = Option(1, 1.0, 0.0, 1.0, "numerical differentiation formulas", internal=True)
-    out.append(MethodSpec("bdf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True,
+    out.append(MethodSpec("bdf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True, blocks=True,
                           description="variable-order (1-5) variable-step BDF, quasi-constant step, Newton on "
                                       "the sparse Jacobian; index-1 DAEs with a diagonal mass matrix",
                           options=bdf_opts, source="Shampine & Reichelt 1997; scipy BDF; Bosso et al. 2024"))
     bdf2_opts = dict(bdf_opts)
     bdf2_opts["max_order"] = Option(0, 2.0, 1.0, 2.0, "highest order used (1-2)")
     out.append(MethodSpec("bdf2", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=2, implicit=True,
+                          blocks=True,
                           description="variable-step BDF of order 1-2 (the bdf kernel with max_order 2): on trains, "
                                       "whose draft-gear kinks make orders 3-5 stability-limited, the fastest implicit "
                                       "method (docs/performance.md)",
                           options=bdf2_opts, source="Shampine & Reichelt 1997; CVODE with max order 2"))
     out.append(MethodSpec("ndf", f"{bdf}:bdf", f"{bdf}:bdf_state_size", adaptive=True, order=5, implicit=True,
+                          blocks=True,
                           description="variable-order (1-5) numerical differentiation formulas (MATLAB ode15s)",
                           options=ndf_opts, source="Shampine & Reichelt 1997 (ode15s); Bosso et al. 2024; "
                                                    "Yu et al. 2022", aliases=("ode15s",)))
@@ -113,9 +136,9 @@ def _catalogue() -> list[MethodSpec]:
         opts = dict(newton)
         opts["scheme"] = Option(0, float(scheme), 0.0, 3.0, "ESDIRK tableau", internal=True)
         out.append(MethodSpec(name, f"{imp}:esdirk", f"{imp}:esdirk_state_size", adaptive=adaptive, order=order,
-                              implicit=True, description=desc, options=opts, source=src, aliases=aliases))
+                              implicit=True, blocks=True, description=desc, options=opts, source=src, aliases=aliases))
     out.append(MethodSpec("linear_implicit_euler", f"{imp}:linear_euler", f"{imp}:linear_euler_state_size",
-                          adaptive=False, order=1, implicit=True,
+                          adaptive=False, order=1, implicit=True, blocks=True,
                           options={"jacobian_every": Option(0, 0.0, 0.0, 1e9, "re-evaluate and refactorise the "
                                                             "Jacobian every k steps (0 = once, Yu et al. 2023)")},
                           description="state-space implicit-Euler recurrence: Jacobian factorised once "
@@ -136,12 +159,23 @@ def _catalogue() -> list[MethodSpec]:
                                    "max_nonlin_iters": Option(2, 3.0, 1.0, 20.0, "Newton iterations per step "
                                                               "before a convergence failure")},
                           source="Hindmarsh et al. 2005 (SUNDIALS); Byrne & Hindmarsh 1975",
-                          aliases=("sundials", "cvode_bdf"), external="hpcrail.integrators.cvode:run_cvode"))
+                          aliases=("sundials", "cvode_bdf"), external="hpcrail.integrators.cvode:run_cvode",
+                          events=False, batch=False))
     return out
 
 
 #: name (lower case) -> :class:`MethodSpec`, in registration order
 METHODS: dict[str, MethodSpec] = {m.name: m for m in _catalogue()}
+
+#: solvers of the state-space formulation of linear models (the vertical kind, :mod:`hpcrail.integrators.
+#: statespace`), which are not integrators of the contract: name or alias -> solver
+STATE_SPACE_SOLVERS = {"recurrence": "recurrence", "implicit_euler": "recurrence", "paper001": "recurrence",
+                       "exact": "exact", "expm": "exact"}
+
+
+def block_methods() -> list[str]:
+    """Names of the methods that run on blocks (distributed state), in catalogue order."""
+    return [m.name for m in METHODS.values() if m.blocks]
 #: alias (lower case) -> canonical name
 ALIASES: dict[str, str] = {a.lower(): m.name for m in METHODS.values() for a in m.aliases}
 
@@ -255,5 +289,5 @@ def step_multiple_issues(method: str, step_s: float | None, times: dict) -> list
     return out
 
 
-__all__ = ["steps_issue", "step_multiple_issues", "Option", "MethodSpec", "METHODS", "ALIASES", "canonical_method", "method_names", "method_spec",
-           "Integrator"]
+__all__ = ["steps_issue", "step_multiple_issues", "Option", "MethodSpec", "METHODS", "ALIASES", "STATE_SPACE_SOLVERS",
+           "block_methods", "canonical_method", "method_names", "method_spec", "Integrator"]

@@ -30,10 +30,21 @@ from typing import Any, Iterable
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from hpcrail.config.errors import _MISSING, WITHHELD, ConfigError, ConfigIssue, ConfigValueError, format_path
+from hpcrail.config.errors import (
+    _MISSING, WITHHELD, ConfigError, ConfigIssue, ConfigValueError, content_free, content_summary, format_path,
+)
 
 #: largest component file (YAML or CSV) read [bytes]: configuration files are small
 MAX_FILE_BYTES = 64 * 2 ** 20
+#: largest YAML file parsed [bytes] (YAML parses at ~1 MB/s; tables of 100 000 rows belong in CSV files)
+MAX_YAML_BYTES = 8 * 2 ** 20
+#: most alias uses (``*name``) in one YAML document: hpcrail's configs use none; a few hundred bytes of
+#: nested aliases ("billion laughs") would expand to 10⁹ values
+MAX_YAML_ALIASES = 100
+#: most values (scalars, lists and mappings) of one YAML document once its aliases are expanded
+MAX_YAML_VALUES = 2_000_000
+#: deepest nesting of lists and mappings in one YAML document
+MAX_YAML_DEPTH = 64
 
 _INCLUDE_SUFFIXES = (".yaml", ".yml")
 
@@ -114,9 +125,9 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _read_text(path: Path, what: str) -> str:
-    """The text of a configuration file; raises :class:`ConfigError` for a missing, special, huge,
-    unreadable or binary file (never a traceback, never a read of ``/dev/zero``)."""
+def _read_text(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a configuration file; raises :class:`ConfigError` for a missing, special, huge
+    (``limit`` bytes), unreadable or binary file (never a traceback, never a read of ``/dev/zero``)."""
     path = Path(path)
     shown = _display(path)
     try:
@@ -125,9 +136,9 @@ def _read_text(path: Path, what: str) -> str:
             raise ConfigError([ConfigIssue(shown, "(file)", f"cannot read {what}: {why}",
                                            allowed=f"a {what} (regular file)")])
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError([ConfigIssue(shown, "(file)", f"{what} too large ({size / 2 ** 20:.0f} MiB)",
-                                           allowed=f"≤ {MAX_FILE_BYTES // 2 ** 20} MiB")])
+        if size > limit:
+            raise ConfigError([ConfigIssue(shown, "(file)", f"{what} too large ({size / 2 ** 20:.1f} MiB)",
+                                           allowed=f"≤ {limit / 2 ** 20:g} MiB")])
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([ConfigIssue(shown, "(file)", f"cannot read {what}: {exc.strerror}",
@@ -137,18 +148,95 @@ def _read_text(path: Path, what: str) -> str:
                                        allowed="a UTF-8 text file")]) from None
 
 
-def read_yaml(path: Path) -> Any:
-    """Parse one YAML file; raises :class:`ConfigError` naming the file and line on syntax errors."""
-    text = _read_text(path, "YAML file")
+class YAMLRefused(ValueError):
+    """A YAML document refused before it is built: aliases, size or nesting beyond the bounds
+    (``allowed`` says them)."""
+
+    def __init__(self, message: str, allowed: str):
+        super().__init__(message)
+        self.allowed = allowed
+
+
+def _yaml_bounds(root) -> None:
+    """Check a composed YAML node graph before it is built into Python objects: no recursive alias (a
+    node inside itself), at most :data:`MAX_YAML_ALIASES` alias uses, :data:`MAX_YAML_VALUES` values once
+    the aliases are expanded and :data:`MAX_YAML_DEPTH` levels of nesting.  Iterative (a deep document
+    cannot exhaust Python's stack) and linear in the size of the file.  Raises :class:`YAMLRefused`."""
+    size: dict = {}       # id(node) -> values once expanded (1 for a scalar)
+    state: dict = {}      # id(node) -> 1 while its children are visited, 2 when done
+    aliases = 0
+    stack = [(root, 1, False)]
+    while stack:
+        node, depth, finished = stack.pop()
+        k = id(node)
+        kids = ([c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else
+                list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if finished:
+            size[k] = 1 + sum(size[id(c)] for c in kids)
+            state[k] = 2
+            if size[k] > MAX_YAML_VALUES:
+                raise YAMLRefused(f"the document expands to more than {MAX_YAML_VALUES:,} values (its aliases "
+                                  "repeat nested content)", f"at most {MAX_YAML_VALUES:,} values once aliases are "
+                                  "expanded")
+            continue
+        seen = state.get(k)
+        if seen == 2:      # a second use of a finished node: an alias
+            aliases += 1
+            if aliases > MAX_YAML_ALIASES:
+                raise YAMLRefused(f"more than {MAX_YAML_ALIASES} aliases (*name)", f"at most {MAX_YAML_ALIASES} "
+                                  "aliases per document")
+            continue
+        if seen == 1:      # the node is one of its own ancestors
+            raise YAMLRefused("a recursive alias (an anchored node contains itself)", "aliases to nodes that do "
+                              "not contain them")
+        if depth > MAX_YAML_DEPTH:
+            raise YAMLRefused(f"lists and mappings nested more than {MAX_YAML_DEPTH} levels deep",
+                              f"at most {MAX_YAML_DEPTH} levels")
+        state[k] = 1
+        stack.append((node, depth, True))
+        stack.extend((c, depth + 1, False) for c in reversed(kids))
+
+
+def load_yaml_text(text: str) -> Any:
+    """Parse one YAML document (duplicate keys refused, ``1e7`` read as a number) within the bounds of
+    :func:`_yaml_bounds`, checked on the parsed node graph before any Python object is built.  Raises
+    ``yaml.YAMLError`` (syntax) or :class:`YAMLRefused` (bounds)."""
+    loader = _UniqueKeyLoader(text)
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
-        msg = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([ConfigIssue(_display(Path(path)), where, f"YAML syntax error: {msg}",
-                                       allowed="valid YAML")])
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise YAMLRefused("lists and mappings nested too deeply to parse", f"at most {MAX_YAML_DEPTH} "
+                              "levels") from None
+        if node is None:
+            return None
+        _yaml_bounds(node)
+        data = loader.construct_document(node)
+    finally:
+        loader.dispose()
     return _fix_numbers(data)
+
+
+def yaml_error_issue(shown: str, exc: Exception) -> ConfigIssue:
+    """The issue of a YAML file that cannot be parsed (``yaml.YAMLError``) or is refused
+    (:class:`YAMLRefused`): its line and column and what is wrong, never a fragment of its content
+    (:func:`~hpcrail.config.errors.content_free`; PyYAML's own text quotes the offending line)."""
+    if isinstance(exc, YAMLRefused):
+        return ConfigIssue(shown, "(file)", f"YAML refused: {exc}", allowed=exc.allowed)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+    msg = getattr(exc, "problem", None) or "not valid YAML"
+    return ConfigIssue(shown, where, f"YAML syntax error: {content_free(msg)}", allowed="valid YAML")
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse one YAML file (at most :data:`MAX_YAML_BYTES`, bounded aliases and nesting:
+    :func:`load_yaml_text`); raises :class:`ConfigError` naming the file and line, never quoting it."""
+    text = _read_text(path, "YAML file", MAX_YAML_BYTES)
+    try:
+        return load_yaml_text(text)
+    except (yaml.YAMLError, YAMLRefused) as exc:
+        raise ConfigError([yaml_error_issue(_display(Path(path)), exc)]) from None
 
 
 def read_csv_records(path: Path) -> list[dict]:
@@ -185,15 +273,20 @@ def _inside(p: Path, folder: Path) -> bool:
         return False
 
 
-def load_document(path: str | Path) -> Document:
+def load_document(path: str | Path, folder: str | Path | None = None, named_by: str | None = None) -> Document:
     """Load a YAML config, resolving component files and CSV tables recursively.
 
+    ``folder``: the folder whose files' values errors may show (default: the scenario's own,
+    :func:`scenario_folder`); a sweep passes its spec's, so that a base scenario or a component file
+    outside it (``base: /etc/…``) is never echoed; ``named_by`` says where the path was given.
     Raises :class:`ConfigError` (missing file, YAML syntax, include cycle) naming the file.
     """
     path = Path(path)
     doc = Document(tree=None, root_file=_display(path))
     issues: list[ConfigIssue] = []
-    folder = scenario_folder(path)
+    folder = Path(folder).resolve() if folder is not None else scenario_folder(path)
+    if not _inside(path.resolve(), folder):
+        doc.outside[doc.root_file] = f"{named_by or _display(path)} leads out of the folder {_display(folder)}"
 
     def note_outside(p: Path, here: Path, loc: tuple, text: str) -> None:
         if not _inside(p, folder):
@@ -242,8 +335,8 @@ def load_document(path: str | Path) -> Document:
 
     root = read_yaml(path)
     if not isinstance(root, dict):
-        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a configuration must be a mapping", root,
-                                       allowed="a YAML mapping of the scenario's blocks")])
+        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a configuration must be a mapping",
+                                       content_summary(root), allowed="a YAML mapping of the scenario's blocks")])
     doc.tree = resolve(root, path.resolve(), (), (path.resolve(),))
     if issues:
         raise ConfigError(issues)
@@ -260,10 +353,12 @@ def parse_override(text: str) -> tuple[list, Any]:
         raise ConfigValueError("--set has an empty path component", allowed="dotted.path=value, e.g. "
                                "simulation.duration_s=60")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = load_yaml_text(raw) if raw.strip() else None
     except yaml.YAMLError:
         value = raw
-    return key.split("."), _fix_numbers(value)
+    except YAMLRefused as exc:
+        raise ConfigValueError(f"--set value refused: {exc}", allowed=exc.allowed) from None
+    return key.split("."), value
 
 
 def set_path(tree: Any, parts: list, value: Any) -> None:
@@ -596,16 +691,21 @@ def _guard_outside(doc: Document, issues: list[ConfigIssue]) -> list[ConfigIssue
     of the folder.  Runs of issues that differ only in a list index are collapsed into one line."""
     out = []
     notes = {}
+    roots = {format_path(loc) for loc, f in doc.origins.items() if f != "--set"}   # where a file's content sits
     for i in issues:
         where = doc.outside.get(i.file)
         if where is not None:
             if i.value is not _MISSING and not (i.value is None or isinstance(i.value, (int, float, bool))):
                 i.value = WITHHELD
-            key = i.path.rsplit(".", 1)[-1]
-            if i.message.startswith("unknown key") and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", key):
-                i.message = "unknown key (name not shown)"
-                i.path = i.path.rsplit(".", 1)[0] if "." in i.path else "(top level)"
             notes[i.file] = where
+        elif i.path in roots and i.value is not _MISSING:   # a whole component file's content: never shown
+            i.value = content_summary(i.value)
+        key = i.path.rsplit(".", 1)[-1]
+        if i.message.startswith("unknown key") and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", key):
+            i.message = "unknown key (name not shown)"   # not a misspelt field name: a line of some other file
+            i.path = i.path.rsplit(".", 1)[0] if "." in i.path else "(top level)"
+            if i.value is not _MISSING:
+                i.value = content_summary(i.value)
         out.append(i)
     out = _collapse(out)
     for f, where in notes.items():

@@ -34,6 +34,7 @@ from numba.typed import List
 
 from hpcrail._numba import JIT
 from hpcrail.integrators import registry
+from hpcrail.integrators.collectives import no_sync, one_block, sync_type
 from hpcrail.integrators.common import _monotonic_ns, deadline_ns
 from hpcrail.integrators.contract import N_SETTINGS, N_STATS, SET_WALL_BUDGET, Problem, Solution
 from hpcrail.integrators.driver import (
@@ -44,7 +45,7 @@ from hpcrail.integrators.driver import (
 
 @njit(parallel=True, **JIT)
 def _batch_prange(method, rhs, jac, events, observe, params, ys, tstates, t_outs, Y_outs, iouts, t_final, accs,
-                  stats, settings, atols, rtols, masses, specs, ev_outs, status, wall):
+                  stats, settings, atols, rtols, masses, specs, ev_outs, status, wall, sync):
     """Integrate problem i = 0..len(params)-1 with ``method`` from ``tstates[i][0]`` to ``t_final[i]``.
 
     Per problem: ``ys[i]`` float64[n_i] (in/out), ``tstates[i]``, ``t_outs[i]``, ``Y_outs[i]``
@@ -52,7 +53,7 @@ def _batch_prange(method, rhs, jac, events, observe, params, ys, tstates, t_outs
     ``specs[i]`` int64[:], ``ev_outs[i]`` float64[r_i, n_i + 2] (typed lists, sizes may differ);
     rows of ``iouts`` int64[m, 1], ``stats`` int64[m, N_STATS], ``settings`` float64[m, N_SETTINGS];
     writes ``status[i]`` and ``wall[i]`` [s].  The observer sees the initial state first, as in
-    ``integrate``.
+    ``integrate``.  Every problem is one block (``sync`` the do-nothing reduction hook).
     """
     m = len(params)
     for j in prange(m):
@@ -67,7 +68,7 @@ def _batch_prange(method, rhs, jac, events, observe, params, ys, tstates, t_outs
         observe(ts[0], y, p, acc)
         status[i] = method(rhs, jac, events, observe, p, y, ts, t_outs[i], Y_outs[i], iouts[i], t_final[i],
                            t_final[i], acc, stats[i], settings[i], atols[i], rtols[i], masses[i], specs[i],
-                           ev_outs[i])
+                           ev_outs[i], sync, one_block(y.size))
         wall[i] = (_monotonic_ns() - w0) * 1e-9 if w0 >= 0 else np.nan
 
 
@@ -98,7 +99,7 @@ def _batch_entry(params, method_type) -> tuple:
     f1, f2, i1, i2 = types.float64[::1], types.float64[:, ::1], types.int64[::1], types.int64[:, ::1]
     L = types.ListType
     sig = (method_type, fty, fty, fty, fty, L(ptype), L(f1), L(f1), L(f1), L(f2), i2, f1, L(f1), i2, f2, L(f1),
-           L(f1), L(f1), L(i1), L(f2), types.int64[::1], f1)
+           L(f1), L(f1), L(i1), L(f2), types.int64[::1], f1, sync_type())
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         # typed-list indexing by the (unsigned) parallel loop index
@@ -246,7 +247,7 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
                       L([a.tstate for a in arrays]), L([it.t_out for it in items]), L([a.Y_out for a in arrays]),
                       iouts, t_final, L([a.acc for a in arrays]), stats, settings, L([a.atol for a in arrays]),
                       L([a.rtol for a in arrays]), L([a.mass for a in arrays]), L(specs),
-                      L([a.ev_out for a in arrays]), status, wall)
+                      L([a.ev_out for a in arrays]), status, wall, no_sync)
         finally:
             numba.set_num_threads(prev)
     else:
@@ -258,7 +259,7 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
             pr.observe(float(pr.t0), a.y, pr.params, a.acc)
             status[i] = kernel(pr.rhs, jac, evf, pr.observe, pr.params, a.y, a.tstate, it.t_out, a.Y_out, a.iout,
                                t_final[i], t_final[i], a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, specs[i],
-                               a.ev_out)
+                               a.ev_out, no_sync, a.vb)
             wall[i] = time.perf_counter() - w0
 
         if threads == 1 or m == 1:

@@ -27,47 +27,20 @@ Shampine & Thompson, "Event location for ordinary differential equations", Compu
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from hpcrail._numba import JIT
+from hpcrail.integrators.collectives import (  # noqa: F401 (_monotonic_ns re-exported)
+    OW_BHI, OW_BLO, OW_P, _monotonic_ns, all_sum, block_range, copy_own, seg,
+)
 from hpcrail.integrators.contract import (
     DONE, MAX_STEPS, RUNNING, ST_EVENTS, ST_NFEV, ST_REJECTED, ST_STEPS, TIME_BUDGET,
 )
 from hpcrail.integrators.linalg import SP_NEV, SP_OFF_EVDIR, SP_OFF_EVTERM
 
 EPS = 2.220446049250313e-16
-
-#: ``clock_gettime`` clock id of a monotonic clock (Linux 1, macOS 6); None: no clock (budgets disabled)
-_MONOTONIC = {"linux": 1, "darwin": 6}.get(sys.platform)
-
-
-@intrinsic
-def _monotonic_ns(typingctx):
-    """Monotonic clock [ns] read inside numba (``clock_gettime``), usable in cached kernels; -1 without
-    a clock."""
-    sig = types.int64()
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        if _MONOTONIC is None:
-            return ir.Constant(i64, -1)
-        ts_t = ir.LiteralStructType([i64, i64])
-        ptr = cgutils.alloca_once(builder, ts_t)
-        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ts_t.as_pointer()])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
-        builder.call(fn, [ir.Constant(ir.IntType(32), _MONOTONIC), ptr])
-        sec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 0))
-        nsec = builder.load(cgutils.gep_inbounds(builder, ptr, 0, 1))
-        return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
-
-    return sig, codegen
-
 
 @njit(**JIT)
 def monotonic_ns():
@@ -99,7 +72,7 @@ def step_end(t, h, t_final, fixed):
 
 @njit(inline="always", **JIT)
 def rms_norm(x, scale):
-    """sqrt(mean((x/scale)²)) of float64[n] vectors."""
+    """sqrt(mean((x/scale)²)) of float64[n] vectors (one worker: Radau IIA, which has no block form)."""
     n = x.size
     s = 0.0
     for i in range(n):
@@ -108,33 +81,28 @@ def rms_norm(x, scale):
     return math.sqrt(s / n)
 
 
-@njit(inline="always", **JIT)
-def all_finite(x):
-    s = 0.0
-    for i in range(x.size):
-        s += x[i] * 0.0
-    return s == 0.0
+@njit(**JIT)
+def poly_eval(Q, K, theta, out, own):
+    """``out = Σ_k Q[k] θ^k`` (Horner) on this worker's states (``own``: the block layout,
+    :mod:`~hpcrail.integrators.collectives`), float64[n]."""
+    for s in range(2):
+        a, z = seg(own, s)
+        for i in range(a, z):
+            acc = Q[K, i]
+            for k in range(K - 1, -1, -1):
+                acc = acc * theta + Q[k, i]
+            out[i] = acc
 
 
 @njit(**JIT)
-def poly_eval(Q, K, theta, out):
-    """``out = Σ_k Q[k] θ^k`` (Horner), float64[n]."""
-    n = out.size
-    for i in range(n):
-        acc = Q[K, i]
-        for k in range(K - 1, -1, -1):
-            acc = acc * theta + Q[k, i]
-        out[i] = acc
-
-
-@njit(**JIT)
-def poly_samples(t0, h, Q, K, t_end, t_out, Y_out, iout):
-    """Write every sample ``t_out[iout] <= t_end`` (t_end ≤ t0 + h) from the dense polynomial."""
+def poly_samples(t0, h, Q, K, t_end, t_out, Y_out, iout, own):
+    """Write every sample ``t_out[iout] <= t_end`` (t_end ≤ t0 + h) from the dense polynomial (this worker's
+    columns)."""
     k = iout[0]
     nout = t_out.size
     while k < nout and t_out[k] <= t_end:
         theta = (t_out[k] - t0) / h
-        poly_eval(Q, K, theta, Y_out[k])
+        poly_eval(Q, K, theta, Y_out[k], own)
         k += 1
     iout[0] = k
 
@@ -146,12 +114,12 @@ def samples_due(t_end, t_out, iout):
 
 
 @njit(**JIT)
-def samples_at_t(t, y, t_out, Y_out, iout):
-    """Write the samples that fall exactly at (or, by round-off, before) the current time."""
+def samples_at_t(t, y, t_out, Y_out, iout, own):
+    """Write the samples that fall exactly at (or, by round-off, before) the current time (this worker's
+    columns)."""
     k = iout[0]
     while k < t_out.size and t_out[k] <= t:
-        for i in range(y.size):
-            Y_out[k, i] = y[i]
+        copy_own(Y_out[k], y, own)
         k += 1
     iout[0] = k
 
@@ -161,13 +129,14 @@ STEP_ON = 99
 
 
 @njit(inline="always", **JIT)
-def loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps):
+def loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own):
     """Top of every method's step loop: write the samples due at ``t`` (float64[n] state ``y`` into
-    ``Y_out`` float64[k, n]), then return ``DONE`` at ``t_final``, ``RUNNING`` at ``t_pause`` [s],
+    ``Y_out`` float64[k, n], this worker's columns), then return ``DONE`` at ``t_final``, ``RUNNING`` at ``t_pause`` [s],
     ``MAX_STEPS`` when ``stats`` (int64[8]) counts ``max_steps`` step attempts, ``TIME_BUDGET`` when
     the deadline ``iout[1]`` (monotonic ns, 0 = none; read every 16 step attempts) has passed, else
-    ``STEP_ON``."""
-    samples_at_t(t, y, t_out, Y_out, iout)
+    ``STEP_ON``.  Every worker of a distributed run takes the same decisions: the drivers set no deadline
+    there (workers could read the clock on either side of it)."""
+    samples_at_t(t, y, t_out, Y_out, iout, own)
     if t_final - t <= 1e-12 * max(1.0, abs(t_final)):
         return DONE
     if t >= t_pause:
@@ -211,14 +180,17 @@ def step_factor(err, expo, safety, fac_min, fac_max, rejected_last, h, h_old, er
 
 
 @njit(**JIT)
-def hermite_coeffs(h, y0, f0, y1, f1, Q):
-    """Cubic Hermite interpolant on [t0, t0+h] from y, y' at both ends into ``Q[0:4]``."""
-    for i in range(y0.size):
-        dy = y1[i] - y0[i]
-        Q[0, i] = y0[i]
-        Q[1, i] = h * f0[i]
-        Q[2, i] = 3.0 * dy - h * (2.0 * f0[i] + f1[i])
-        Q[3, i] = -2.0 * dy + h * (f0[i] + f1[i])
+def hermite_coeffs(h, y0, f0, y1, f1, Q, own):
+    """Cubic Hermite interpolant on [t0, t0+h] from y, y' at both ends into ``Q[0:4]`` (this worker's
+    states)."""
+    for s in range(2):
+        a, z = seg(own, s)
+        for i in range(a, z):
+            dy = y1[i] - y0[i]
+            Q[0, i] = y0[i]
+            Q[1, i] = h * f0[i]
+            Q[2, i] = 3.0 * dy - h * (2.0 * f0[i] + f1[i])
+            Q[3, i] = -2.0 * dy + h * (f0[i] + f1[i])
 
 
 # ---- events ---------------------------------------------------------------------------------
@@ -243,14 +215,14 @@ def any_event(spec, g0, g1):
 
 
 @njit(**JIT)
-def _g_at(events, params, t0, h, Q, K, theta, i, ytmp, gtmp, stats):
-    poly_eval(Q, K, theta, ytmp)
+def _g_at(events, params, t0, h, Q, K, theta, i, ytmp, gtmp, stats, own):
+    poly_eval(Q, K, theta, ytmp, own)
     events(t0 + theta * h, ytmp, params, gtmp)
     return gtmp[i]
 
 
 @njit(**JIT)
-def _event_root(events, params, t0, h, Q, K, i, ga, gb, ytmp, gtmp, stats):
+def _event_root(events, params, t0, h, Q, K, i, ga, gb, ytmp, gtmp, stats, own):
     """Brent's zeroin for g_i(θ) on [0, 1] given g_i(0) = ga, g_i(1) = gb of opposite signs."""
     a = 0.0
     b = 1.0
@@ -309,7 +281,7 @@ def _event_root(events, params, t0, h, Q, K, i, ga, gb, ytmp, gtmp, stats):
             b += d
         else:
             b += tol1 if xm > 0.0 else -tol1
-        fb = _g_at(events, params, t0, h, Q, K, b, i, ytmp, gtmp, stats)
+        fb = _g_at(events, params, t0, h, Q, K, b, i, ytmp, gtmp, stats, own)
     # return the end of the bracket on the "after" side so that the event has happened
     if (fb == 0.0) or (gb > 0.0) == (fb > 0.0):
         return b
@@ -317,7 +289,7 @@ def _event_root(events, params, t0, h, Q, K, i, ga, gb, ytmp, gtmp, stats):
 
 
 @njit(**JIT)
-def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp, gtmp, roots):
+def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp, gtmp, roots, own):
     """Locate the events that triggered on the step [t0, t0+h] (see module docstring).
 
     Records every triggered event up to and including the earliest terminal one, in time order.
@@ -329,7 +301,7 @@ def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp
     for i in range(nev):
         roots[i] = 2.0
         if _crosses(g0[i], g1[i], spec[od + i]):
-            roots[i] = _event_root(events, params, t0, h, Q, K, i, g0[i], g1[i], ytmp, gtmp, stats)
+            roots[i] = _event_root(events, params, t0, h, Q, K, i, g0[i], g1[i], ytmp, gtmp, stats, own)
     th_term = 2.0
     for i in range(nev):
         if roots[i] <= 1.0 and spec[ot + i] != 0 and roots[i] < th_term:
@@ -351,7 +323,7 @@ def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp
             break
         k = stats[ST_EVENTS]
         if k < cap:
-            poly_eval(Q, K, best, ytmp)
+            poly_eval(Q, K, best, ytmp, own)
             ev_out[k, 0] = t0 + best * h
             ev_out[k, 1] = bi
             for j in range(n):
@@ -363,27 +335,52 @@ def locate_events(events, params, spec, t0, h, Q, K, g0, g1, ev_out, stats, ytmp
 
 
 # ---- starting step --------------------------------------------------------------------------
+@njit(inline="always", **JIT)
+def _init_norms(y, f0, rtolv, atol, mass, a, z, out):
+    """Count, Σ(y/sc)², Σ(f/(m·sc))² over [a, z) of the states with mass (into ``out[0:3]``)."""
+    for i in range(a, z):
+        if mass[i] == 0.0:
+            continue
+        sc = atol[i] + rtolv[i] * abs(y[i])
+        out[0] += 1.0
+        out[1] += (y[i] / sc) ** 2
+        out[2] += (f0[i] / mass[i] / sc) ** 2
+
+
+@njit(inline="always", **JIT)
+def _init_d2(y, f0, f1, rtolv, atol, mass, a, z):
+    d2 = 0.0
+    for i in range(a, z):
+        if mass[i] == 0.0:
+            continue
+        sc = atol[i] + rtolv[i] * abs(y[i])
+        d2 += ((f1[i] - f0[i]) / mass[i] / sc) ** 2
+    return d2
+
+
 @njit(**JIT)
-def initial_step(rhs, params, t, y, f0, span, rtolv, atol, order, mass, stats):
-    """Hairer's starting-step heuristic (HNW I, §II.4) for a method of the given order.
+def initial_step(rhs, params, t, y, f0, span, rtolv, atol, order, mass, stats, sync, vb):
+    """Hairer's starting-step heuristic (HNW I, §II.4) for a method of the given order (collective: the
+    norms are per-block sums, :mod:`~hpcrail.integrators.collectives`).
 
     States with zero mass (algebraic components of an index-1 DAE) are left out of the norms.
     """
     n = y.size
-    d0 = 0.0
-    d1 = 0.0
-    m = 0
-    for i in range(n):
-        if mass[i] == 0.0:
-            continue
-        m += 1
-        sc = atol[i] + rtolv[i] * abs(y[i])
-        d0 += (y[i] / sc) ** 2
-        d1 += (f0[i] / mass[i] / sc) ** 2
-    if m == 0:
+    own = vb.own
+    P = own[OW_P]
+    part = np.zeros((P, 3))
+    gpart = np.zeros(3)
+    for b in range(own[OW_BLO], own[OW_BHI]):
+        a, z = block_range(own, b)
+        _init_norms(y, f0, rtolv, atol, mass, a, z, part[b])
+    a, z = seg(own, 1)
+    _init_norms(y, f0, rtolv, atol, mass, a, z, gpart)
+    tot = all_sum(sync, vb, part, gpart)
+    m = tot[0]
+    if m == 0.0:
         return min(1e-6, span)
-    d0 = math.sqrt(d0 / m)
-    d1 = math.sqrt(d1 / m)
+    d0 = math.sqrt(tot[1] / m)
+    d1 = math.sqrt(tot[2] / m)
     if d0 < 1e-5 or d1 < 1e-5:
         h0 = 1e-6
     else:
@@ -391,17 +388,20 @@ def initial_step(rhs, params, t, y, f0, span, rtolv, atol, order, mass, stats):
     h0 = min(h0, span)
     y1 = np.empty(n)
     f1 = np.empty(n)
-    for i in range(n):
-        y1[i] = y[i] + h0 * f0[i] / mass[i] if mass[i] != 0.0 else y[i]
+    for s in range(2):
+        a, z = seg(own, s)
+        for i in range(a, z):
+            y1[i] = y[i] + h0 * f0[i] / mass[i] if mass[i] != 0.0 else y[i]
     rhs(t + h0, y1, params, f1)
     stats[ST_NFEV] += 1
-    d2 = 0.0
-    for i in range(n):
-        if mass[i] == 0.0:
-            continue
-        sc = atol[i] + rtolv[i] * abs(y[i])
-        d2 += ((f1[i] - f0[i]) / mass[i] / sc) ** 2
-    d2 = math.sqrt(d2 / m) / h0
+    part2 = np.zeros((P, 1))
+    gpart2 = np.zeros(1)
+    for b in range(own[OW_BLO], own[OW_BHI]):
+        a, z = block_range(own, b)
+        part2[b, 0] = _init_d2(y, f0, f1, rtolv, atol, mass, a, z)
+    a, z = seg(own, 1)
+    gpart2[0] = _init_d2(y, f0, f1, rtolv, atol, mass, a, z)
+    d2 = math.sqrt(all_sum(sync, vb, part2, gpart2)[0] / m) / h0
     if not math.isfinite(d2):
         return min(h0, span)
     if d1 <= 1e-15 and d2 <= 1e-15:
@@ -409,6 +409,12 @@ def initial_step(rhs, params, t, y, f0, span, rtolv, atol, order, mass, stats):
     else:
         h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1.0))
     return min(100.0 * h0, h1, span)
+
+
+@njit(inline="always", **JIT)
+def event_work(nev):
+    """Work arrays of the event location: g at the step end, g at a trial point, the roots (float64[nev])."""
+    return np.empty(nev), np.empty(nev), np.empty(nev)
 
 
 @njit(**JIT)
@@ -420,7 +426,7 @@ def dense_needed(spec, obs_dt, t, t_end, t_out, iout):
 
 @njit(**JIT)
 def finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, K, t_out, Y_out, iout, ev_out,
-                acc, stats, ytmp, gtmp, roots):
+                acc, stats, ytmp, gtmp, roots, own):
     """Accept the step [t, tn] (tn = t + hs, exactly ``t_final`` on the last step) whose end state
     is ``y1``: locate events, write samples, count the step and call ``observe`` — at the step end
     and, if ``obs_dt`` > 0, on the dense output at t + k·obs_dt inside the step (so that extremes
@@ -428,30 +434,29 @@ def finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1,
     :func:`dense_needed` said so.
 
     Returns θ of a terminal event (≤ 1; ``y`` then holds the state at the event) or 2.0
-    (``y`` and ``g0`` then take the new values).
+    (``y`` and ``g0`` then take the new values).  Vectors are read and written on this worker's states
+    (``own``); events need a single worker (the drivers refuse them on blocks).
     """
-    n = y.size
     nev = spec[SP_NEV]
     th = 2.0
     if nev > 0:
         events(tn, y1, params, g1)
         if any_event(spec, g0, g1):
-            th = locate_events(events, params, spec, t, hs, Q, K, g0, g1, ev_out, stats, ytmp, gtmp, roots)
+            th = locate_events(events, params, spec, t, hs, Q, K, g0, g1, ev_out, stats, ytmp, gtmp, roots, own)
     t_end = tn if th > 1.0 else t + th * hs
     if samples_due(t_end, t_out, iout):
-        poly_samples(t, hs, Q, K, t_end, t_out, Y_out, iout)
+        poly_samples(t, hs, Q, K, t_end, t_out, Y_out, iout, own)
     if obs_dt > 0.0:
         k = 1
         while t + k * obs_dt < t_end:
             to = t + k * obs_dt
-            poly_eval(Q, K, (to - t) / hs, ytmp)
+            poly_eval(Q, K, (to - t) / hs, ytmp, own)
             observe(to, ytmp, params, acc)
             k += 1
     if th <= 1.0:
-        poly_eval(Q, K, th, y)
+        poly_eval(Q, K, th, y, own)
     else:
-        for i in range(n):
-            y[i] = y1[i]
+        copy_own(y, y1, own)
         for i in range(nev):
             g0[i] = g1[i]
     stats[ST_STEPS] += 1

@@ -22,7 +22,7 @@ All four functions have the same numba type, so a method is compiled once per *p
 (:mod:`hpcrail.integrators.driver`) and cached on disk.  Every method is a numba function ::
 
     status = method(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause,
-                    t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out)
+                    t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out, sync, blocks)
 
 =========  ======================================================================================
 ``y``        state, float64[n], in/out
@@ -54,6 +54,11 @@ All four functions have the same numba type, so a method is compiled once per *p
 ``spec``     int64 description of the Jacobian pattern, its bordered-band layout, the
              finite-difference column groups and the event flags (``linalg.SP_*``).
 ``ev_out``   float64[cap, n+2] event records ``[t, event index, y...]``.
+``sync``     the reduction hook ``sync(buf, blocks)`` and ``blocks`` the vector layout
+``blocks``   (:mod:`hpcrail.integrators.collectives`): the worker's blocks of the state, the reduction
+             buffers, barrier and MPI handles.  A serial run is one block ``[0, n)`` with a do-nothing
+             hook; on several workers every vector loop of the method runs over the worker's own
+             blocks and every global number is a reduction (:mod:`hpcrail.integrators.distributed`).
 =========  ======================================================================================
 
 The return value is a status code (``RUNNING``/``DONE``/``EVENT_STOP`` or a failure).  Failures
@@ -172,6 +177,66 @@ class Events:
 
 
 @dataclasses.dataclass
+class BlockLayout:
+    """The states of a :class:`Problem` split into contiguous blocks owned by workers (threads of this process
+    or MPI ranks), each integrating its own blocks (distributed state, :mod:`hpcrail.integrators.distributed`).
+
+    Attributes
+    ----------
+    bounds : int64[P+1] block bounds: block b owns states ``[bounds[b], bounds[b+1])``; the states
+        ``[bounds[P], n)`` are global (replicated on every worker).
+    owner : int64[W+1]: worker w owns blocks ``[owner[w], owner[w+1])``.
+    params : the parameter object of every local worker (threads: W of them; MPI: this rank's only).
+        The problem's ``rhs``, ``observe`` and ``jac`` are *collective* on blocks: every worker calls them at
+        the same point with its own parameters, each fills the derivatives of its own and of the global states
+        (``jac``: its value slots ``slots[w]`` and the global rows' slots from ``tail``) and exchanges what it
+        needs from its neighbours itself.
+    workers : ``"threads"`` or ``"mpi"``; ``rank`` this process's worker (MPI); ``comm`` the mpi4py
+        communicator (MPI).
+    slots : int64[W, 2] Jacobian value slots ``[lo, hi)`` each worker fills; ``tail`` the first slot of the
+        global rows (implicit methods).
+    bar : int64 barrier array shared with the model's own exchanges (threads; a fresh one if None).
+    combine_acc : ``(list of per-worker accumulators) -> accumulator`` (threads).
+    """
+
+    bounds: np.ndarray
+    owner: np.ndarray
+    params: list
+    workers: str = "threads"
+    rank: int = 0
+    comm: Any = None
+    slots: np.ndarray | None = None
+    tail: int = 0
+    bar: np.ndarray | None = None
+    combine_acc: Callable | None = None
+
+    def __post_init__(self):
+        self.bounds = np.ascontiguousarray(self.bounds, dtype=np.int64)
+        self.owner = np.ascontiguousarray(self.owner, dtype=np.int64)
+        P, W = self.n_blocks, self.n_workers
+        if P < 1 or self.bounds[0] != 0 or np.any(np.diff(self.bounds) < 1):
+            raise ValueError(f"block bounds must increase from 0, got {self.bounds.tolist()}")
+        if self.owner[0] != 0 or self.owner[-1] != P or np.any(np.diff(self.owner) < 1):
+            raise ValueError(f"owner must split the {P} blocks into non-empty ranges, got {self.owner.tolist()}")
+        if self.workers not in ("threads", "mpi"):
+            raise ValueError(f"workers = {self.workers!r}; allowed: threads, mpi")
+        if self.workers == "threads" and len(self.params) != W:
+            raise ValueError(f"{W} workers but {len(self.params)} parameter objects")
+        if self.workers == "mpi" and len(self.params) != 1:
+            raise ValueError("an MPI block layout holds the parameters of this rank only")
+        self.slots = (np.zeros((W, 2), np.int64) if self.slots is None
+                      else np.ascontiguousarray(self.slots, dtype=np.int64))
+
+    @property
+    def n_blocks(self) -> int:
+        return self.bounds.size - 1
+
+    @property
+    def n_workers(self) -> int:
+        return self.owner.size - 1
+
+
+@dataclasses.dataclass
 class Problem:
     """An initial-value problem ``M y' = f(t, y)``, y(t0) = y0, as seen by the integrators.
 
@@ -194,6 +259,8 @@ class Problem:
     precompile : ``((dispatcher, argument types), ...)`` the run calls after the integration (the
         kind's outputs from the samples); on a first run the driver compiles them while the
         integrator compiles in its helper process (:func:`hpcrail.integrators.driver.compiled_kernel`).
+    blocks : optional :class:`BlockLayout`: the states split into blocks owned by several workers
+        (``params`` is then worker 0's; the functions are collective).  None: one block ``[0, n)``.
     """
 
     rhs: Callable
@@ -209,6 +276,7 @@ class Problem:
     mass: np.ndarray | None = None
     rtol_scale: np.ndarray | None = None
     precompile: tuple = ()
+    blocks: BlockLayout | None = None
 
     def __post_init__(self):
         self.y0 = np.ascontiguousarray(self.y0, dtype=np.float64)
@@ -235,6 +303,11 @@ class Problem:
             raise ValueError(f"jac_pattern is for n = {self.jac_pattern.n} states, y0 has {n}")
         if self.jac is not None and self.jac_pattern is None:
             raise ValueError("an analytic jac needs its jac_pattern (the order of its values)")
+        if self.blocks is not None:
+            if self.blocks.bounds[-1] > n:
+                raise ValueError(f"block bounds end at {self.blocks.bounds[-1]}, beyond the n = {n} states")
+            if self.events is not None:
+                raise ValueError("events need the whole state: a problem on blocks cannot have events")
 
     @property
     def mass_identity(self) -> bool:

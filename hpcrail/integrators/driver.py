@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import types as pytypes
-from typing import Callable
+from typing import Any, Callable
 
 import numba
 import numpy as np
@@ -28,6 +28,8 @@ from numba import njit, types
 
 from hpcrail._numba import JIT
 from hpcrail.integrators import registry
+from hpcrail.integrators.collectives import blocks_type, no_sync, serial_blocks, sync_type
+from hpcrail.integrators.distributed import integrate_blocks
 from hpcrail.integrators.contract import (
     DONE, N_SETTINGS, N_STATS, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OPT0, SET_RTOL, SET_SAFETY,
     SET_OBS_DT, SET_STEP, SET_WALL_BUDGET, ST_EVENTS, STAT_NAMES, TS_H, TS_T, Problem, Solution, Status,
@@ -169,7 +171,7 @@ def kernel_argtypes(params) -> tuple:
     i1 = types.int64[::1]
     f2 = types.float64[:, ::1]
     return (fty, fty, fty, fty, numba.typeof(params), f1, f1, f1, f2, i1, types.float64, types.float64, f1, i1,
-            f1, f1, f1, f1, i1, f2)
+            f1, f1, f1, f1, i1, f2, sync_type(), blocks_type())
 
 
 def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[Callable, float]:
@@ -190,6 +192,9 @@ def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[C
     t0 = time.perf_counter()
     fsig = model_function_type(params).signature
     pending = [f for f in tuple(functions) + (no_function,) if f is not None and fsig.args not in f.overloads]
+    ssig = sync_type().signature
+    if ssig.args not in no_sync.overloads:
+        no_sync.compile(ssig.args)
     kernel = _kernel_for(info, params)
     helper = None
     if key not in _COMPILED and argtys not in kernel.overloads and pending and not _on_disk(kernel, argtys):
@@ -282,8 +287,9 @@ def problem_spec(problem: Problem, info: registry.MethodInfo, jacobian: str = "a
 class CallArrays:
     """Everything a method kernel call needs besides the problem's functions (see the contract):
     state ``y``, solver state ``tstate``, samples ``Y_out``/``iout``, observer ``acc``, ``stats``,
-    ``settings``, per-state ``atol``/``rtol``, ``mass``, event records ``ev_out``, and the ``jac`` and
-    ``events`` functions (do-nothing functions when absent)."""
+    ``settings``, per-state ``atol``/``rtol``, ``mass``, event records ``ev_out``, the ``jac`` and
+    ``events`` functions (do-nothing functions when absent) and the vector layout ``vb`` (one block,
+    :mod:`~hpcrail.integrators.collectives`)."""
 
     y: np.ndarray
     tstate: np.ndarray
@@ -298,6 +304,7 @@ class CallArrays:
     ev_out: np.ndarray
     jac: Callable
     events: Callable
+    vb: Any = None
 
 
 def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t_out: np.ndarray, *,
@@ -329,7 +336,7 @@ def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t
         rtol=np.ascontiguousarray(rtol * problem.rtol_scale),
         mass=np.ascontiguousarray(problem.mass if problem.mass is not None else np.ones(n)),
         ev_out=np.full((cap, n + 2), np.nan), jac=problem.jac if problem.jac is not None else no_function,
-        events=ev.fn if ev is not None else no_function)
+        events=ev.fn if ev is not None else no_function, vb=serial_blocks(n))
 
 
 def start_clock(a: CallArrays) -> None:
@@ -386,11 +393,15 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
     -------
     :class:`Solution`; a failure is reported in ``status``/``message``, never raised.
 
+    A problem with a block layout (``problem.blocks``) runs on its workers with distributed state
+    (:mod:`hpcrail.integrators.distributed`): the same kernel, every worker on its own blocks.
+
     Raises
     ------
     KeyError for an unknown method; ValueError for a fixed-step method without ``step``, sample
-    times outside [t0, t_final], an unknown option, a mass matrix given to an explicit method, or
-    a singular mass matrix given to a method that cannot integrate a DAE.
+    times outside [t0, t_final], an unknown option, a mass matrix given to an explicit method,
+    a singular mass matrix given to a method that cannot integrate a DAE, or a block layout with a
+    method that does not run on blocks.
     """
     info = registry.get(method)
     t0 = float(problem.t0)
@@ -410,11 +421,22 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         raise ValueError(f"method {info.name!r} is explicit: it cannot integrate M y' = f with a mass matrix "
                          "other than the identity; use an implicit method (bdf, ndf, radau5, trbdf2, ...)")
     extra = method_options(info, options) if extra_settings is None else tuple(extra_settings)
+    if observe_interval < 0:
+        raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
+    if problem.blocks is not None:   # distributed state: every worker integrates its own blocks
+        cap = current_budget()       # its step budget applies; a wall-time budget cannot (one clock per worker)
+        if cap.max_steps > 0:
+            max_steps = min(int(max_steps), cap.max_steps)
+        settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
+        settings[SET_OBS_DT] = observe_interval
+        kernel, ctime = compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac))
+        return integrate_blocks(problem, info, kernel, no_function, t_out, t_final, settings=settings,
+                                atol_v=np.ascontiguousarray(atol * problem.atol_scale),
+                                rtol_v=np.ascontiguousarray(rtol * problem.rtol_scale), jacobian=jacobian,
+                                compile_time=ctime, progress=progress, n_chunks=n_chunks)
     spec, _ = problem_spec(problem, info, jacobian)
     fns = (problem.rhs, problem.observe, problem.jac, problem.events.fn if problem.events else None)
     kernel, ctime = compiled_kernel(info.name, problem.params, fns, problem.precompile)
-    if observe_interval < 0:
-        raise ValueError(f"observe_interval = {observe_interval} must be >= 0")
     a = call_arrays(problem, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
                     max_steps=max_steps, extra=extra, observe_interval=observe_interval)
     # the observer sees the initial state too
@@ -430,7 +452,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
             continue
         code = kernel(problem.rhs, a.jac, a.events, problem.observe, problem.params, a.y, a.tstate, t_out, a.Y_out,
                       a.iout, float(tp), float(t_final), a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, spec,
-                      a.ev_out)
+                      a.ev_out, no_sync, a.vb)
         if progress is not None:
             progress(float(a.tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, a.stats.tolist())))
         if code != RUNNING:

@@ -56,6 +56,7 @@ from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T, Problem, Solution,
 )
+from hpcrail.integrators.collectives import blocks_type, no_sync, sync_type
 from hpcrail.integrators.driver import (
     _kernel_for, call_arrays, compiled_kernel, start_clock, kernel_argtypes, make_solution, method_options, model_function_type,
     no_function, problem_spec,
@@ -89,7 +90,7 @@ def _thresholds(g_a, rearm, thr):
 
 @numba.njit(**JIT)
 def hybrid(method, rhs, jac, nofn, observe, guard, jump, params, y, tstate, t_out, Y_out, iout, t_pause, t_final,
-           acc, stats, settings, atol, rtol, mass, spec, ev_out, hsettings, hstate):
+           acc, stats, settings, atol, rtol, mass, spec, ev_out, hsettings, hstate, sync, vb):
     """Event-driven integration with ``method`` between events; see the module docstring.
 
     Returns ``DONE``, ``RUNNING`` (reached ``t_pause``) or a failure code of the contract
@@ -142,7 +143,7 @@ def hybrid(method, rhs, jac, nofn, observe, guard, jump, params, y, tstate, t_ou
         iout_n = iout[0]
         t_n = t
         code = method(rhs, jac, nofn, observe, params, y, tstate, t_out, Y_out, iout, np.nextafter(t, math.inf),
-                      t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out)
+                      t_final, acc, stats, settings, atol, rtol, mass, spec, ev_out, sync, vb)
         if code != RUNNING and code != DONE:
             status = code
             break
@@ -210,7 +211,7 @@ def hybrid(method, rhs, jac, nofn, observe, guard, jump, params, y, tstate, t_ou
                 acc[i] = acc_n[i]
             iout[0] = iout_n
             code = method(rhs, jac, nofn, observe, params, y, tstate, t_out, Y_out, iout, c, c, acc, stats, settings,
-                          atol, rtol, mass, spec, ev_out)
+                          atol, rtol, mass, spec, ev_out, sync, vb)
             hstate[H_TRIALS] += 1.0
             if code != RUNNING and code != DONE:
                 failed = code
@@ -297,7 +298,7 @@ def hybrid_argtypes(params) -> tuple:
     i1 = types.int64[::1]
     f2 = types.float64[:, ::1]
     return (method_ty, fty, fty, fty, fty, fty, jump_function_type(params), numba.typeof(params), f1, f1, f1,
-            f2, i1, types.float64, types.float64, f1, i1, f1, f1, f1, f1, i1, f2, f1, f1)
+            f2, i1, types.float64, types.float64, f1, i1, f1, f1, f1, f1, i1, f2, f1, f1, sync_type(), blocks_type())
 
 
 _COMPILED: dict = {}
@@ -406,7 +407,7 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
             continue
         code = hyb(kernel, rhs, a.jac, no_function, observe, guard, jump, params, a.y, a.tstate, t_out, a.Y_out,
                    a.iout, float(tp), float(t_final), a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, spec,
-                   a.ev_out, hsettings, hstate)
+                   a.ev_out, hsettings, hstate, no_sync, a.vb)
         if progress is not None:
             progress(float(a.tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, a.stats.tolist())))
         if code != RUNNING:

@@ -34,20 +34,22 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
+from hpcrail.integrators.collectives import all_finite, copy_own, seg, wrms
 from hpcrail.integrators.common import (
-    EPS, dense_needed, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end, step_factor,
+    EPS, dense_needed, event_work, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end,
+    step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
     SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED,
     ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
-from hpcrail.integrators.linalg import SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order
+from hpcrail.integrators.linalg import SP_NEV
 from hpcrail.integrators.newton import (
-    MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, needs_factorisation,
-    newton_solve, newton_tol_err, scaled_norm,
+    MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, jac_values,
+    lin_solve, lin_storage, lin_storage_py, matrices, needs_f_for_jacobian, needs_factorisation, newton_solve,
+    newton_tol_err,
 )
-from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_NB, SP_NC
 
 _N_SCAL = 12
 # scalar slots of the implicit one-step methods
@@ -59,17 +61,14 @@ FAC_KEEP = 1.2
 PREDICTIVE = False
 
 
-def _lsize(spec) -> int:
-    return lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB]))
-
-
-def esdirk_state_size(n: int, spec) -> int:
+def esdirk_state_size(n: int, spec, sspec=None, P: int = 1) -> int:
     """t, h, init, K (n), events, scalars, J, LU, pivots, previous step's dense polynomial (4n)."""
-    return 3 + n + int(spec[SP_NEV]) + _N_SCAL + 2 * _lsize(spec) + 5 * n
+    L, npiv = lin_storage_py(spec, sspec, P)
+    return 3 + n + int(spec[SP_NEV]) + _N_SCAL + 2 * L + npiv + 4 * n
 
 
-def linear_euler_state_size(n: int, spec) -> int:
-    return esdirk_state_size(n, spec)
+def linear_euler_state_size(n: int, spec, sspec=None, P: int = 1) -> int:
+    return esdirk_state_size(n, spec, sspec, P)
 
 
 _SQ2 = math.sqrt(2.0)
@@ -100,13 +99,14 @@ _E_TAB = np.array([[0.0] * 4, [0.0] * 4,
 
 @njit(**JIT)
 def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-           settings, atol, rtolv, mass, spec, ev_out):
+           settings, atol, rtolv, mass, spec, ev_out, sync, vb):
     """Implicit Euler / trapezoidal (fixed step ``settings[0]``), TR-BDF2 or ESDIRK3(2) (adaptive),
     chosen by ``settings[6]`` (0, 1, 2, 3); see the module docstring.  Newton options in
     ``settings[8:11]``."""
     n = y.size
+    own = vb.own
     nev = spec[SP_NEV]
-    L = lin_size(spec)
+    L, npiv = lin_storage(spec, vb)
     scheme = int(settings[SET_OPT0])
     A = _A_TAB[scheme]
     C = _C_TAB[scheme]
@@ -132,14 +132,11 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     osc = og + nev
     sc = tstate[osc:osc + _N_SCAL]
     oj = osc + _N_SCAL
-    J = tstate[oj:oj + L]
-    LU = tstate[oj + L:oj + 2 * L]
-    piv = tstate[oj + 2 * L:oj + 2 * L + n].view(np.int64)
-    oq = oj + 2 * L + n
+    J, LU, piv = matrices(tstate, oj, L, npiv)
+    oq = oj + 2 * L + npiv
     Qp = tstate[oq:oq + 4 * n].reshape((4, n))
     # ---- work
-    nnz = spec[SP_NNZ]
-    vals = np.empty(max(nnz, 1))
+    vals = np.zeros(max(jac_values(spec, vb), 1))
     f = np.empty(n)
     ytmp = np.empty(n)
     ftmp = np.empty(n)
@@ -150,14 +147,14 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     Ks = np.empty((4, n))
     Zs = np.empty((4, n))
     Q = np.empty((4, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1
-        for i in range(n):
-            K0[i] = f[i] / mass[i] if mass[i] != 0.0 else 0.0
+        for s in range(2):
+            a, z = seg(own, s)
+            for i in range(a, z):
+                K0[i] = f[i] / mass[i] if mass[i] != 0.0 else 0.0
         if nev > 0:
             events(t, y, params, g0)
         sc[_SC_LU_C] = 0.0
@@ -171,7 +168,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         sc[_SC_HOLD] = 0.0
         h0 = settings[SET_STEP]
         if adaptive and h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 2.0, mass, stats)
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 2.0, mass, stats, sync, vb)
         tstate[TS_H] = min(h0, hmax)
         sc[_SC_HNOM] = settings[SET_STEP]
         tstate[TS_FVALID] = 1.0
@@ -181,7 +178,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     newton_failed = False
     jac_fresh = False   # the Jacobian was evaluated during the current step attempt
     while True:
-        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
         if status != STEP_ON:
             break
         if h < max(hmin, 16.0 * EPS * abs(t)):
@@ -191,10 +188,10 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         c = 1.0 / (hs * d)
         # Jacobian (at the start, every MSBJ steps, on request) and iteration matrix (CVODE's rules)
         if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
-            if spec[SP_HAS_JAC] == 0:
+            if needs_f_for_jacobian(spec, vb):
                 rhs(t, y, params, f)
                 stats[ST_NFEV] += 1
-            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
             sc[_SC_JVALID] = 1.0
             sc[_SC_CURJAC] = 1.0
             sc[_SC_RECOMP] = 0.0
@@ -202,7 +199,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             sc[_SC_JAGE] = 0.0
             jac_fresh = True
         if (needs_factorisation(c, sc[_SC_LU_C]) if adaptive else abs(sc[_SC_LU_C] - c) > 1e-9 * c):
-            if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
+            if not factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
                 sc[_SC_LU_C] = 0.0
                 stats[ST_REJECTED] += 1
                 newton_failed = True
@@ -211,44 +208,54 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             sc[_SC_LU_C] = c
             sc[_SC_ETA] = 1.0
         c_lu = sc[_SC_LU_C]
-        for i in range(n):
-            wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
-            Ks[0, i] = K0[i]
+        for s in range(2):
+            a, z = seg(own, s)
+            for i in range(a, z):
+                wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
+                Ks[0, i] = K0[i]
         code = NEWTON_CONVERGED
         iters_max = 0
         s_fail = 0
         for s in range(1, ns):
             # base = y + h Σ_j a_sj K_j (row-wise passes: contiguous, vectorisable)
             a0 = A[s, 0]
-            for i in range(n):
-                base[i] = a0 * Ks[0, i]
-            for j in range(1, s):
-                asj = A[s, j]
-                for i in range(n):
-                    base[i] += asj * Ks[j, i]
-            for i in range(n):
-                base[i] = y[i] + hs * base[i]
+            for sg in range(2):
+                a, z = seg(own, sg)
+                for i in range(a, z):
+                    base[i] = a0 * Ks[0, i]
+                for j in range(1, s):
+                    asj = A[s, j]
+                    for i in range(a, z):
+                        base[i] += asj * Ks[j, i]
+                for i in range(a, z):
+                    base[i] = y[i] + hs * base[i]
             if s >= 2:
                 # predictor of the later stages: the cubic Hermite interpolant through (t, y, K_0) and
                 # the previous stage (t + c_{s-1} h, z_{s-1}, K_{s-1}) of this step, extrapolated
                 hg = C[s - 1] * hs
                 th2 = C[s] / C[s - 1]
-                for i in range(n):
-                    dy = Zs[s - 1, i] - y[i]
-                    q2 = 3.0 * dy - hg * (2.0 * Ks[0, i] + Ks[s - 1, i])
-                    q3 = -2.0 * dy + hg * (Ks[0, i] + Ks[s - 1, i])
-                    Zs[s, i] = ((q3 * th2 + q2) * th2 + hg * Ks[0, i]) * th2 + y[i]
+                for sg in range(2):
+                    a, z = seg(own, sg)
+                    for i in range(a, z):
+                        dy = Zs[s - 1, i] - y[i]
+                        q2 = 3.0 * dy - hg * (2.0 * Ks[0, i] + Ks[s - 1, i])
+                        q3 = -2.0 * dy + hg * (Ks[0, i] + Ks[s - 1, i])
+                        Zs[s, i] = ((q3 * th2 + q2) * th2 + hg * Ks[0, i]) * th2 + y[i]
             elif sc[_SC_HPREV] > 0.0:
                 # predictor of the first implicit stage: the previous step's interpolant extrapolated to the stage time
                 th_p = (t + C[s] * hs - sc[_SC_TPREV]) / sc[_SC_HPREV]
-                for i in range(n):
-                    Zs[s, i] = ((Qp[3, i] * th_p + Qp[2, i]) * th_p + Qp[1, i]) * th_p + Qp[0, i]
+                for sg in range(2):
+                    a, z = seg(own, sg)
+                    for i in range(a, z):
+                        Zs[s, i] = ((Qp[3, i] * th_p + Qp[2, i]) * th_p + Qp[1, i]) * th_p + Qp[0, i]
             else:
-                for i in range(n):
-                    Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
+                for sg in range(2):
+                    a, z = seg(own, sg)
+                    for i in range(a, z):
+                        Zs[s, i] = base[i] + hs * d * Ks[s - 1, i]
             code, iters, rate, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, c_lu, mass, J,
                                                   LU, piv, spec, wt, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
-                                                  ytmp, ftmp, max_upd, stats)
+                                                  ytmp, ftmp, max_upd, stats, sync, vb)
             sc[_SC_ETA] = rate
             if upd > 0:
                 sc[_SC_CURJAC] = 1.0
@@ -260,8 +267,10 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             if code != NEWTON_CONVERGED:
                 s_fail = s
                 break
-            for i in range(n):
-                Ks[s, i] = (Zs[s, i] - base[i]) * c
+            for sg in range(2):
+                a, z = seg(own, sg)
+                for i in range(a, z):
+                    Ks[s, i] = (Zs[s, i] - base[i]) * c
         if code != NEWTON_CONVERGED:
             stats[ST_REJECTED] += 1
             stats[ST_NFAIL] += 1
@@ -269,10 +278,10 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 # retry once with the Jacobian at the iterate where Newton stalled: a non-smooth
                 # model (coupler slack, friction band) may have crossed a kink within the step
                 ts_ = t + C[s_fail] * hs
-                if spec[SP_HAS_JAC] == 0:
+                if needs_f_for_jacobian(spec, vb):
                     rhs(ts_, Zs[s_fail], params, f)
                     stats[ST_NFEV] += 1
-                evaluate_jacobian(rhs, jac, params, ts_, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, stats)
+                evaluate_jacobian(rhs, jac, params, ts_, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, stats, vb)
                 sc[_SC_CURJAC] = 1.0
                 sc[_SC_LU_C] = 0.0
                 sc[_SC_JAGE] = 0.0
@@ -295,18 +304,22 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         fac = 1.0
         err = 0.0
         if adaptive:
-            for i in range(n):
-                dz[i] = E[0] * Ks[0, i]
-            for s in range(1, ns):
-                es = E[s]
-                for i in range(n):
-                    dz[i] += es * Ks[s, i]
-            for i in range(n):
-                dz[i] = hs * dz[i] * mass[i] * c_lu
-            solve_state_order(LU, spec, piv, dz, tmp)
-            for i in range(n):
-                wt[i] = 1.0 / (atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i])))
-            err = scaled_norm(dz, 1.0, wt)
+            for sg in range(2):
+                a, z = seg(own, sg)
+                for i in range(a, z):
+                    dz[i] = E[0] * Ks[0, i]
+                for s in range(1, ns):
+                    es = E[s]
+                    for i in range(a, z):
+                        dz[i] += es * Ks[s, i]
+                for i in range(a, z):
+                    dz[i] = hs * dz[i] * mass[i] * c_lu
+            lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+            for sg in range(2):
+                a, z = seg(own, sg)
+                for i in range(a, z):
+                    wt[i] = 1.0 / (atol[i] + rtolv[i] * max(abs(y[i]), abs(y1[i])))
+            err = wrms(sync, vb, dz, 1.0, wt)
             if not math.isfinite(err):
                 err = 1e10
             fac = step_factor(err, expo, safety, 0.2, 5.0, rejected_last, hs, sc[_SC_HOLD], sc[_SC_EOLD],
@@ -320,19 +333,17 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             if fac < FAC_KEEP:
                 fac = 1.0
         # accept (the interpolant also predicts the next step's stages)
-        hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q)
+        hermite_coeffs(hs, y, K0, y1, Ks[ns - 1], Q, own)
         th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 3, t_out, Y_out, iout,
-                         ev_out, acc, stats, ytmp, gtmp, roots)
+                         ev_out, acc, stats, ytmp, gtmp, roots, own)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0
             status = EVENT_STOP
             break
-        for i in range(n):
-            K0[i] = Ks[ns - 1, i]
+        copy_own(K0, Ks[ns - 1], own)
         for k in range(4):
-            for i in range(n):
-                Qp[k, i] = Q[k, i]
+            copy_own(Qp[k], Q[k], own)
         sc[_SC_TPREV] = t
         sc[_SC_HPREV] = hs
         sc[_SC_HOLD] = hs
@@ -356,7 +367,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
 
 @njit(**JIT)
 def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-                 settings, atol, rtolv, mass, spec, ev_out):
+                 settings, atol, rtolv, mass, spec, ev_out, sync, vb):
     """State-space implicit-Euler recurrence of paper 001 eq (12), fixed step ``settings[0]``.
 
     With A = ∂f/∂y evaluated **once** at (t0, y0) and factorised once:
@@ -370,8 +381,9 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
     Dense output: linear interpolation (first-order method).
     """
     n = y.size
+    own = vb.own
     nev = spec[SP_NEV]
-    L = lin_size(spec)
+    L, npiv = lin_storage(spec, vb)
     h = settings[SET_STEP]
     max_steps = settings[SET_MAX_STEPS]
     obs_dt = settings[SET_OBS_DT]
@@ -383,31 +395,26 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
     osc = og + nev
     sc = tstate[osc:osc + _N_SCAL]
     oj = osc + _N_SCAL
-    J = tstate[oj:oj + L]
-    LU = tstate[oj + L:oj + 2 * L]
-    piv = tstate[oj + 2 * L:oj + 2 * L + n].view(np.int64)
-    nnz = spec[SP_NNZ]
-    vals = np.empty(max(nnz, 1))
+    J, LU, piv = matrices(tstate, oj, L, npiv)
+    vals = np.zeros(max(jac_values(spec, vb), 1))
     ytmp = np.empty(n)
     ftmp = np.empty(n)
     tmp = np.empty(n)
     y1 = np.empty(n)
     dz = np.empty(n)
     Q = np.empty((2, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1
         if nev > 0:
             events(t, y, params, g0)
-        evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+        evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
         sc[_SC_LU_C] = 0.0
         tstate[TS_FVALID] = 1.0
     status = RUNNING
     while True:
-        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
         if status != STEP_ON:
             break
         hs, tn = step_end(t, h, t_final, True)
@@ -415,29 +422,28 @@ def linear_euler(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iou
         if jac_every > 0 and stats[ST_STEPS] % jac_every == 0 and stats[ST_STEPS] > 0:
             rhs(t, y, params, f)
             stats[ST_NFEV] += 1
-            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
             sc[_SC_LU_C] = 0.0
         if abs(sc[_SC_LU_C] - c) > 1e-9 * c:
-            if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
+            if not factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
                 status = NEWTON_FAILURE
                 break
             sc[_SC_LU_C] = c
         rhs(tn, y, params, dz)
         stats[ST_NFEV] += 1
-        solve_state_order(LU, spec, piv, dz, tmp)
-        s = 0.0
-        for i in range(n):
-            y1[i] = y[i] + dz[i]
-            s += dz[i] * 0.0
-        if s != 0.0:
+        lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+        for sg in range(2):
+            a, z = seg(own, sg)
+            for i in range(a, z):
+                y1[i] = y[i] + dz[i]
+        if not all_finite(sync, vb, dz):
             status = NON_FINITE
             break
         if dense_needed(spec, obs_dt, t, tn, t_out, iout):
-            for i in range(n):
-                Q[0, i] = y[i]
-                Q[1, i] = dz[i]
+            copy_own(Q[0], y, own)
+            copy_own(Q[1], dz, own)
         th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, y1, g0, g1, Q, 1, t_out, Y_out, iout, ev_out,
-                         acc, stats, ytmp, gtmp, roots)
+                         acc, stats, ytmp, gtmp, roots, own)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0

@@ -28,11 +28,18 @@ import math
 
 from numba import njit
 
+import numpy as np
+
 from hpcrail._numba import JIT
+from hpcrail.integrators.collectives import OW_P, seg, wrms
 from hpcrail.integrators.common import EPS
 from hpcrail.integrators.contract import ST_NEWTON, ST_NFEV, ST_NJEV, ST_NLU
 from hpcrail.integrators.linalg import (
-    SP_HAS_JAC, bordered_lu, fd_values, form_matrix, scatter_values, solve_state_order,
+    SP_HAS_JAC, SP_ML, SP_MU, SP_N, SP_NB, SP_NC, SP_NNZ, bordered_lu, fd_values, form_matrix, lin_size,
+    lin_size_py, scatter_values, solve_state_order,
+)
+from hpcrail.integrators.spmd_linalg import (
+    SS_ML, SS_MU, SS_NC, SS_NG, SS_NNZ, spmd_factorise, spmd_jacobian, spmd_lin_size, spmd_lin_size_py, spmd_solve,
 )
 
 NEWTON_CONVERGED = 0
@@ -55,41 +62,6 @@ def default_newton_tol(rtol, given):
 
 
 @njit(inline="always", **JIT)
-def scaled_norm(x, s, wt):
-    """``x ← s·x`` in place and its weighted RMS norm sqrt(mean((x_i·wt_i)²)) (four partial sums:
-    the adds do not wait for each other)."""
-    n = x.size
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
-    m = n - n % 4
-    for i in range(0, m, 4):
-        v0 = x[i] * s
-        v1 = x[i + 1] * s
-        v2 = x[i + 2] * s
-        v3 = x[i + 3] * s
-        x[i] = v0
-        x[i + 1] = v1
-        x[i + 2] = v2
-        x[i + 3] = v3
-        v0 *= wt[i]
-        v1 *= wt[i + 1]
-        v2 *= wt[i + 2]
-        v3 *= wt[i + 3]
-        a0 += v0 * v0
-        a1 += v1 * v1
-        a2 += v2 * v2
-        a3 += v3 * v3
-    for i in range(m, n):
-        v = x[i] * s
-        x[i] = v
-        v *= wt[i]
-        a0 += v * v
-    return math.sqrt(((a0 + a1) + (a2 + a3)) / n)
-
-
-@njit(inline="always", **JIT)
 def newton_tol_err(given):
     """Newton tolerance of the BDF/ESDIRK methods: ``given`` if > 0, else ``NEWTON_TOL_ERR``."""
     return given if given > 0.0 else NEWTON_TOL_ERR
@@ -101,10 +73,59 @@ def needs_factorisation(c, c_lu):
     return c_lu == 0.0 or abs(c - c_lu) > DGMAX * c_lu
 
 
+# ---- the linear-solver hook ----------------------------------------------------------------------
+# The implicit kernels reach the Jacobian and the iteration matrix only through the functions below.  One block
+# (``vb.sspec`` empty) uses the bordered-band LU of :mod:`~hpcrail.integrators.linalg` on the kernel's ``spec``
+# (analytic Jacobian or finite differences over column groups); blocks on several workers use the partitioned
+# (SPIKE) LU of :mod:`~hpcrail.integrators.spmd_linalg` on ``vb.sspec`` with the model's analytic Jacobian.  A
+# further structure (a fixed-pattern sparse LU for mixed trains, issue 27) is one more branch here, selected by
+# the layout arrays, and no method changes.
+def lin_storage_py(spec, sspec=None, P: int = 1) -> tuple[int, int]:
+    """:func:`lin_storage` in Python: for one block (``sspec`` None or empty) or ``P`` blocks."""
+    if sspec is None or len(sspec) == 0:
+        return (lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB])),
+                int(spec[SP_N]))
+    nc, ng, ml, mu = int(sspec[SS_NC]), int(sspec[SS_NG]), int(sspec[SS_ML]), int(sspec[SS_MU])
+    return spmd_lin_size_py(nc, ng, ml, mu, P), nc + ng + P * (ml + mu)
+
+
+@njit(inline="always", **JIT)
+def lin_storage(spec, vb):
+    """``(L, npiv)``: length of one matrix storage (J, LU) and of the pivots."""
+    ss = vb.sspec
+    if ss.size == 0:
+        return lin_size(spec), spec[SP_N]
+    ml = ss[SS_ML]
+    mu = ss[SS_MU]
+    return spmd_lin_size(ss), ss[SS_NC] + ss[SS_NG] + vb.own[OW_P] * (ml + mu)
+
+
+@njit(inline="always", **JIT)
+def matrices(tstate, oj, L, npiv):
+    """Views of a method's Jacobian, LU and pivot storage in its ``tstate`` from offset ``oj`` (sizes from
+    :func:`lin_storage`)."""
+    return tstate[oj:oj + L], tstate[oj + L:oj + 2 * L], tstate[oj + 2 * L:oj + 2 * L + npiv].view(np.int64)
+
+
+@njit(inline="always", **JIT)
+def jac_values(spec, vb):
+    """Length of the Jacobian value array (the pattern's slots)."""
+    return spec[SP_NNZ] if vb.sspec.size == 0 else vb.sspec[SS_NNZ]
+
+
+@njit(inline="always", **JIT)
+def needs_f_for_jacobian(spec, vb):
+    """True if the Jacobian is taken by finite differences (which need f(t, y) at the point)."""
+    return vb.sspec.size == 0 and spec[SP_HAS_JAC] == 0
+
+
 @njit(**JIT)
-def evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats):
+def evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb):
     """Fill the Jacobian storage ``J`` at (t, y): the model's ``jac`` or finite differences
-    (``f`` must then hold f(t, y))."""
+    (``f`` must then hold f(t, y)); collective on blocks."""
+    if vb.sspec.size != 0:
+        spmd_jacobian(jac, params, t, y, vb.sspec, vb.own, J, vals, stats)
+        return
     if spec[SP_HAS_JAC] != 0:
         jac(t, y, params, vals)
     else:
@@ -114,16 +135,44 @@ def evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stat
 
 
 @njit(**JIT)
-def factorise(J, LU, c, mass, spec, piv, tmp, stats):
-    """LU of the iteration matrix c·M − J (c real or complex); False if singular."""
+def factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
+    """LU of the iteration matrix c·M − J (c real or complex: one block only); False if singular (on blocks
+    the same answer on every worker)."""
+    if vb.sspec.size != 0:
+        return spmd_factorise(sync, vb, J, LU, c, mass, vb.sspec, vb.own, piv, tmp, stats)
+    return factorise_one_block(J, LU, c, mass, spec, piv, tmp, stats)
+
+
+@njit(**JIT)
+def factorise_one_block(J, LU, c, mass, spec, piv, tmp, stats):
+    """The bordered-band LU of c·M − J of one block (c real or complex: Radau IIA's complex pair)."""
     form_matrix(J, LU, c, mass, spec)
     stats[ST_NLU] += 1
     return bordered_lu(LU, spec, piv, tmp)
 
 
 @njit(**JIT)
+def lin_solve(LU, spec, piv, x, tmp, sync, vb):
+    """x ← (c·M − J)⁻¹ x in place (state order) with the factors of :func:`factorise` (collective on
+    blocks)."""
+    if vb.sspec.size != 0:
+        spmd_solve(sync, vb, LU, vb.sspec, vb.own, piv, x)
+    else:
+        solve_state_order(LU, spec, piv, x, tmp)
+
+
+@njit(inline="always", **JIT)
+def _residual(f, c, mass, z, base, dz, own):
+    """dz ← f − c·M (z − base) on this worker's states."""
+    for s in range(2):
+        a, zz = seg(own, s)
+        for i in range(a, zz):
+            dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
+
+
+@njit(**JIT)
 def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, wt, tol, maxit, rate, f, dz, tmp,
-                 vals, ytmp, ftmp, max_updates, stats):
+                 vals, ytmp, ftmp, max_updates, stats, sync, vb):
     """Newton for  c·M (z − base) = f(t, z)  (one implicit stage), ``z`` in/out from its predictor.
     ``LU`` holds the factors of c_lu·M − J (``c_lu`` may differ from ``c``: LU reuse across step-size
     changes; the correction is then scaled by 2·c_lu/(c_lu + c), CVODE's compromise between the
@@ -138,13 +187,15 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
     after the iterate crossed a kink of a piecewise-smooth model such as coupler slack or a
     friction band), at most ``max_updates`` times, each granting ``maxit`` more iterations.
 
-    ``wt``: float64[n] error weights 1/(atol_i + rtol_i·|y_i|) of the RMS norms.
+    ``wt``: float64[n] error weights 1/(atol_i + rtol_i·|y_i|) of the RMS norms.  On blocks every vector
+    operation is on this worker's states and every norm a collective (``sync``, ``vb``:
+    :mod:`~hpcrail.integrators.collectives`).
 
     Returns ``(code, iterations, rate, updates)``: code ``NEWTON_CONVERGED``, ``NEWTON_SLOW`` or
     ``NEWTON_NONFINITE``; ``updates`` the number of Jacobian updates made (``J``/``LU`` then belong
     to the last iterate and to ``c``).
     """
-    n = z.size
+    own = vb.own
     scl = 1.0 if c_lu == c else 2.0 * c_lu / (c_lu + c)
     nrm_old = 0.0
     kk = 0           # iterations since the last (re)factorisation
@@ -155,12 +206,11 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
         rhs(t, z, params, f)
         stats[ST_NFEV] += 1
         it += 1
-        for i in range(n):
-            dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
-        solve_state_order(LU, spec, piv, dz, tmp)
+        _residual(f, c, mass, z, base, dz, own)
+        lin_solve(LU, spec, piv, dz, tmp, sync, vb)
         stats[ST_NEWTON] += 1
         # scaled correction and its norm in one pass (a NaN/inf in f shows up here: no separate check)
-        nrm = scaled_norm(dz, scl, wt)
+        nrm = wrms(sync, vb, dz, scl, wt)
         if not math.isfinite(nrm):
             return NEWTON_NONFINITE, it, rate, upd
         if kk > 0:
@@ -172,23 +222,24 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
             if stalled:
                 if upd >= max_updates:
                     return NEWTON_SLOW, it, rate, upd
-                evaluate_jacobian(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, stats)
-                if not factorise(J, LU, c, mass, spec, piv, tmp, stats):
+                evaluate_jacobian(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, stats, vb)
+                if not factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
                     return NEWTON_NONFINITE, it, rate, upd + 1
                 upd += 1
                 scl = 1.0
                 limit = it + maxit
-                for i in range(n):
-                    dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
-                solve_state_order(LU, spec, piv, dz, tmp)
+                _residual(f, c, mass, z, base, dz, own)
+                lin_solve(LU, spec, piv, dz, tmp, sync, vb)
                 stats[ST_NEWTON] += 1
-                nrm = scaled_norm(dz, 1.0, wt)
+                nrm = wrms(sync, vb, dz, 1.0, wt)
                 if not math.isfinite(nrm):
                     return NEWTON_NONFINITE, it, rate, upd
                 kk = 0
                 rate = 1.0
-        for i in range(n):
-            z[i] += dz[i]
+        for s in range(2):
+            a, zz = seg(own, s)
+            for i in range(a, zz):
+                z[i] += dz[i]
         if nrm == 0.0 or nrm * min(1.0, rate) <= tol:
             return NEWTON_CONVERGED, it, rate, upd
         nrm_old = max(nrm, EPS)

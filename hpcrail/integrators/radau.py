@@ -27,7 +27,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end, step_factor,
+    EPS, event_work, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end, step_factor,
 )
 from hpcrail.integrators.contract import (
     EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
@@ -37,7 +37,7 @@ from hpcrail.integrators.contract import (
 from hpcrail.integrators.linalg import (
     SP_HAS_JAC, SP_ML, SP_MU, SP_NB, SP_NC, SP_NEV, SP_NNZ, lin_size, lin_size_py, solve_state_order,
 )
-from hpcrail.integrators.newton import default_newton_tol, evaluate_jacobian, factorise
+from hpcrail.integrators.newton import default_newton_tol, evaluate_jacobian, factorise_one_block as factorise
 
 S6 = 6.0 ** 0.5
 _C = np.array([(4.0 - S6) / 10.0, (4.0 + S6) / 10.0, 1.0])
@@ -62,7 +62,7 @@ _SC_HOLD, _SC_EOLD, _SC_LU_H, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HAVESOL, _SC_
     range(10)
 
 
-def radau_state_size(n: int, spec) -> int:
+def radau_state_size(n: int, spec, sspec=None, P: int = 1) -> int:
     """t, h, init, f (n), events, scalars, previous dense polynomial (4n), J, real LU, complex LU
     (2L), real and complex pivots."""
     L = lin_size_py(int(spec[SP_NC]), int(spec[SP_ML]), int(spec[SP_MU]), int(spec[SP_NB]))
@@ -71,7 +71,7 @@ def radau_state_size(n: int, spec) -> int:
 
 @njit(**JIT)
 def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pivc, spec, scale, tol, maxit, eta,
-                 fr, fc, tmp, ctmp, vals, ytmp2, ftmp, max_updates, stats):
+                 fr, fc, tmp, ctmp, vals, ytmp2, ftmp, max_updates, stats, vb):
     """Simplified Newton for the collocation system; Z (3 × n) in/out from its predictor.  When it
     stalls, up to ``max_updates`` times, the Jacobian is re-evaluated at the end-stage iterate and
     both matrices refactorised (see :func:`hpcrail.integrators.newton.newton_solve`).
@@ -134,7 +134,7 @@ def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pi
                 # Jacobian at the end-stage iterate (F[2] = f(t+h, y+Z[2])), refactorise, restart
                 for i in range(n):
                     ytmp2[i] = y[i] + Z[2, i]
-                evaluate_jacobian(rhs, jac, params, t + h, ytmp2, F[2], spec, J, vals, ytmp, ftmp, stats)
+                evaluate_jacobian(rhs, jac, params, t + h, ytmp2, F[2], spec, J, vals, ytmp, ftmp, stats, vb)
                 ok = factorise(J, LUr, mr, mass, spec, pivr, tmp, stats)
                 ok2 = factorise(J, LUc, mc, mass, spec, pivc, ctmp, stats)
                 upd += 1
@@ -162,7 +162,7 @@ def _collocation(rhs, jac, params, t, y, h, Z, W, F, mass, J, LUr, pivr, LUc, pi
 
 @njit(**JIT)
 def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pause, t_final, acc, stats,
-           settings, atol, rtolv, mass, spec, ev_out):
+           settings, atol, rtolv, mass, spec, ev_out, sync, vb):
     """Radau IIA order 5 (see the module docstring); ``settings[8:10]`` Newton tolerance and
     iterations (default 6)."""
     n = y.size
@@ -208,9 +208,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     W = np.empty((3, n))
     F = np.empty((3, n))
     Q = np.empty((4, n))
-    g1 = np.empty(nev)
-    gtmp = np.empty(nev)
-    roots = np.empty(nev)
+    g1, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1
@@ -218,7 +216,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             events(t, y, params, g0)
         h0 = settings[SET_STEP]
         if h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 3.0, mass, stats)
+            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 3.0, mass, stats, sync, vb)
         tstate[TS_H] = min(h0, hmax)
         for k in range(_N_SCAL):
             sc[k] = 0.0
@@ -227,7 +225,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     h = tstate[TS_H]
     status = RUNNING
     while True:
-        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps)
+        status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, vb.own)
         if status != STEP_ON:
             break
         min_step = max(hmin, 10.0 * EPS * abs(t))
@@ -271,7 +269,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             for i in range(n):
                 scale[i] = atol[i] + rtolv[i] * abs(y[i])
             if sc[_SC_JVALID] == 0.0:
-                evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+                evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
                 sc[_SC_JVALID] = 1.0
                 sc[_SC_CURJAC] = 1.0
                 sc[_SC_LU_H] = 0.0
@@ -288,7 +286,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 sc[_SC_LU_H] = hs
             conv, iters, eta, nonf, upd = _collocation(rhs, jac, params, t, y, hs, Z, W, F, mass, J, LUr, pivr, LUc,
                                                        pivc, spec, scale, tol, maxit, sc[_SC_ETA], fr, fc, tmp, ctmp,
-                                                       vals, ynew, ftmp, max_upd, stats)
+                                                       vals, ynew, ftmp, max_upd, stats, vb)
             sc[_SC_ETA] = eta
             if upd > 0:
                 sc[_SC_CURJAC] = 1.0
@@ -308,7 +306,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                         stats[ST_NFEV] += 1
                         for i in range(n):
                             err[i] = ftmp[i]
-                    evaluate_jacobian(rhs, jac, params, t + hs, ytmp, err, spec, J, vals, ynew, ftmp, stats)
+                    evaluate_jacobian(rhs, jac, params, t + hs, ytmp, err, spec, J, vals, ynew, ftmp, stats, vb)
                     sc[_SC_CURJAC] = 1.0
                     sc[_SC_LU_H] = 0.0
                     jac_fresh = True
@@ -362,7 +360,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 Q[m + 1, i] = Z[0, i] * _P[0, m] + Z[1, i] * _P[1, m] + Z[2, i] * _P[2, m]
         t_old = t
         th = finish_step(events, observe, params, spec, obs_dt, t, hs, tn, y, ynew, g0, g1, Q, 3, t_out, Y_out, iout, ev_out,
-                         acc, stats, ytmp, gtmp, roots)
+                         acc, stats, ytmp, gtmp, roots, vb.own)
         if th <= 1.0:
             t = t + th * hs
             tstate[TS_FVALID] = 0.0
@@ -378,7 +376,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         rhs(t, y, params, f)
         stats[ST_NFEV] += 1
         if recompute:
-            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats)
+            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
             sc[_SC_CURJAC] = 1.0
             sc[_SC_LU_H] = 0.0
         else:

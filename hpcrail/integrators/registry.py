@@ -14,9 +14,10 @@ import dataclasses
 import importlib
 from typing import Callable
 
-from hpcrail.config.integrator import METHODS, Option
+from hpcrail.config.integrator import METHODS, MethodSpec, Option, block_methods
 
-__all__ = ["Option", "MethodInfo", "register", "canonical_name", "get", "method_names", "aliases_of"]
+__all__ = ["Option", "MethodInfo", "register", "canonical_name", "get", "method_names", "aliases_of", "block_methods",
+           "spec_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +71,11 @@ def method_names(include_aliases: bool = True) -> list[str]:
 def aliases_of(name: str) -> list[str]:
     key = canonical_name(name)
     return sorted(a for a, k in _ALIASES.items() if k == key)
+
+
+def spec_of(name: str) -> MethodSpec:
+    """The catalogue entry (capabilities) of a registered method or alias."""
+    return METHODS[canonical_name(name)]
 
 
 def _resolve(ref: str) -> Callable:

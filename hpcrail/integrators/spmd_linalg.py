@@ -4,7 +4,7 @@ factorised and solved block by block (SPIKE) with one exchange between the worke
 per solve.
 
 States ``[0, nc)`` form the banded *core* (lower/upper bandwidths ml, mu, natural order), split into
-blocks ``[r_b, r_{b+1})`` (``own`` of :mod:`hpcrail.integrators.spmd`); states ``[nc, n)`` are *global*
+blocks ``[r_b, r_{b+1})`` (``own`` of :mod:`hpcrail.integrators.collectives`); states ``[nc, n)`` are *global*
 (replicated on every worker: a train's applied notch and work integrals).  With A the core block,
 B the core rows' dependence on the global states and D the global block ::
 
@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
+from hpcrail.integrators.collectives import OW_BHI, OW_BLO, OW_BOUNDS, OW_P, OW_SHI, OW_SLO, next_buffer
 from hpcrail.integrators.contract import ST_NJEV, ST_NLU
 from hpcrail.integrators.linalg import band_lu, band_solve, dense_lu, dense_solve
 
@@ -56,11 +57,7 @@ from hpcrail.integrators.linalg import band_lu, band_solve, dense_lu, dense_solv
 SS_N, SS_NC, SS_NG, SS_ML, SS_MU, SS_NNZ, SS_TAIL, SS_P, SS_HAS_JAC, SS_OFF_DEST = range(10)
 SS_HEADER = 12
 
-# ---- layout of the int64 ``own`` array (one per worker) ------------------------------------------
-#: number of blocks P, this worker's blocks [b_lo, b_hi), first global state (= nc), number of states n,
-#: this worker's Jacobian value slots [slot_lo, slot_hi), then the block bounds r_0 .. r_P
-OW_P, OW_BLO, OW_BHI, OW_G0, OW_N, OW_SLO, OW_SHI = range(7)
-OW_BOUNDS = 8
+# the int64 ``own`` array of a worker (its blocks, the global states, its Jacobian slots): :mod:`.collectives`
 
 
 def spmd_lin_size_py(nc: int, ng: int, ml: int, mu: int, P: int) -> int:
@@ -236,9 +233,9 @@ def _spikes(LU, sspec, own, piv, b, v):
 
 
 @njit(**JIT)
-def spmd_factorise(sync, params, J, LU, c, mass, sspec, own, piv, red, cur, tmp, stats):
-    """Factorise c·M − J (collective: one exchange of the reduced-system rows); ``red`` float64[2, P·KR]
-    exchange buffers (``cur[0]`` the one to use next), ``tmp`` work of length n.  Returns False if any
+def spmd_factorise(sync, vb, J, LU, c, mass, sspec, own, piv, tmp, stats):
+    """Factorise c·M − J (collective: one exchange of the reduced-system rows through the reduction hook
+    ``sync`` and the rows of ``vb``, :mod:`~hpcrail.integrators.collectives`), ``tmp`` work of length n.  Returns False if any
     block, the reduced system or D is singular to working precision (the same answer on every worker)."""
     nc = sspec[SS_NC]
     ng = sspec[SS_NG]
@@ -252,9 +249,7 @@ def spmd_factorise(sync, params, J, LU, c, mass, sspec, own, piv, red, cur, tmp,
     ored = osp + m * nc
     spmd_form(J, LU, c, mass, sspec, own)
     stats[ST_NLU] += 1
-    KR = red.shape[1] // P
-    buf = red[cur[0]]
-    cur[0] = 1 - cur[0]
+    buf, KR = next_buffer(vb)
     for b in range(own[OW_BLO], own[OW_BHI]):
         r0 = own[OW_BOUNDS + b]
         r1 = own[OW_BOUNDS + b + 1]
@@ -267,7 +262,7 @@ def spmd_factorise(sync, params, J, LU, c, mass, sspec, own, piv, red, cur, tmp,
             r = r0 + i if i < mu else r0 + nb - ml + (i - mu)
             for k in range(m):
                 buf[q + 1 + i * m + k] = LU[osp + k * nc + r]
-    sync(0.0, buf, params, buf)
+    sync(buf, vb)
     ok = True
     S = LU[ored:ored + R * R]
     for i in range(R * R):
@@ -296,7 +291,7 @@ def spmd_factorise(sync, params, J, LU, c, mass, sspec, own, piv, red, cur, tmp,
 
 
 @njit(**JIT)
-def spmd_solve(sync, params, LU, sspec, own, piv, x, red, cur):
+def spmd_solve(sync, vb, LU, sspec, own, piv, x):
     """Solve (c·M − J) x = b in place with the factors of :func:`spmd_factorise` (collective: one
     exchange).  ``x``: this worker's rows and the global rows are read and written."""
     nc = sspec[SS_NC]
@@ -321,9 +316,7 @@ def spmd_solve(sync, params, LU, sspec, own, piv, x, red, cur):
                 bg = LU[ob + g * nc:ob + (g + 1) * nc]
                 for r in range(uint64(lo), uint64(hi)):
                     x[r] -= bg[r] * xg
-    KR = red.shape[1] // P
-    buf = red[cur[0]]
-    cur[0] = 1 - cur[0]
+    buf, KR = next_buffer(vb)
     for b in range(own[OW_BLO], own[OW_BHI]):
         r0 = own[OW_BOUNDS + b]
         r1 = own[OW_BOUNDS + b + 1]
@@ -332,7 +325,7 @@ def spmd_solve(sync, params, LU, sspec, own, piv, x, red, cur):
         q = b * KR
         for i in range(m):
             buf[q + i] = x[r0 + i] if i < mu else x[r0 + nb - ml + (i - mu)]
-    sync(0.0, buf, params, buf)
+    sync(buf, vb)
     u = np.empty(R)
     for b in range(P):
         for i in range(m):

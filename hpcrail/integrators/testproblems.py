@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
+from hpcrail.integrators.collectives import barrier
 from hpcrail.integrators.contract import Events, Problem
 from hpcrail.integrators.linalg import JacobianPattern, band_index
 
@@ -162,10 +163,16 @@ def van_der_pol(mu: float = 1e3, with_jac: bool = True) -> Problem:
 # ---- linear chain: p = [N, k, c, m, F] ---------------------------------------------------------
 @njit(**JIT)
 def chain_rhs(t, y, p, dydt):
+    _chain_masses(y, p, dydt, 0, int(p.p[0]))
+
+
+@njit(inline="always", **JIT)
+def _chain_masses(y, p, dydt, i0, i1):
+    """Rates of the masses ``i0 <= i < i1`` of the linear chain."""
     N = int(p.p[0])
     k, c, m, F = p.p[1], p.p[2], p.p[3], p.p[4]
     inv_m = 1.0 / m
-    for i in range(N):
+    for i in range(i0, i1):
         x = y[2 * i]
         v = y[2 * i + 1]
         fx = 0.0
@@ -183,12 +190,18 @@ def chain_rhs(t, y, p, dydt):
 def chain_jac(t, y, p, vals):
     """Block-tridiagonal pattern (block 2 → band lower = upper = 3), values by
     :func:`~hpcrail.integrators.linalg.band_index`."""
+    for q in range(vals.size):
+        vals[q] = 0.0
+    _chain_jac_rows(p, vals, 0, int(p.p[0]))
+
+
+@njit(inline="always", **JIT)
+def _chain_jac_rows(p, vals, i0, i1):
+    """Jacobian values of the rows of masses ``i0 <= i < i1`` (slots ``[14·i0, 14·i1)``)."""
     N = int(p.p[0])
     k, c, m = p.p[1], p.p[2], p.p[3]
     w = 7  # lower + upper + 1
-    for q in range(vals.size):
-        vals[q] = 0.0
-    for i in range(N):
+    for i in range(i0, i1):
         r = 2 * i
         vals[r * w + (r + 1) - r + 3] = 1.0
         r = 2 * i + 1
@@ -308,3 +321,99 @@ def scrambled_chain(N: int = 20, seed: int = 0, k: float = 1e6, c: float = 1e5, 
     prob = Problem(scrambled_chain_rhs, null_observe, params(N, k, c, m, F, *perm), np.zeros(n),
                    jac_pattern=pattern, acc0=np.array([0.0, -np.inf]))
     return prob, perm
+
+
+# ---- the linear chain on blocks (distributed state): p = [N, k, c, m, F, w, W, P, bounds (P+1)] ----------
+# Every worker's ``TestParams.p`` is a view into one buffer: H header numbers per worker, then a region shared
+# by all workers (4 exchange numbers per block and the barrier, an int64 view).  One parameter type for all the
+# test problems: the integrators compiled for the suite serve the blocked runs too.
+_BC_N, _BC_W, _BC_NW, _BC_P, _BC_BOUNDS = 0, 5, 6, 7, 8
+
+
+@njit(**JIT)
+def _bchain_parts(p):
+    """``(w, W, P, own block range [b_lo, b_hi), exchange rows, barrier)`` of a blocked chain's parameters."""
+    q = p.p
+    w = int(q[_BC_W])
+    W = int(q[_BC_NW])
+    P = int(q[_BC_P])
+    H = _BC_BOUNDS + P + 1 + 2
+    sh = q[(W - w) * H:]
+    xs = sh[:4 * P]
+    bar = sh[4 * P:4 * P + 24].view(np.int64)
+    b_lo = int(q[_BC_BOUNDS + P + 1])
+    b_hi = int(q[_BC_BOUNDS + P + 2])
+    return P, b_lo, b_hi, W, xs, bar
+
+
+@njit(**JIT)
+def _bchain_exchange(y, p):
+    """Export the first and last mass of this worker's blocks, barrier, import the neighbours' into ``y``."""
+    P, b_lo, b_hi, W, xs, bar = _bchain_parts(p)
+    q = p.p
+    for b in range(b_lo, b_hi):
+        a = int(q[_BC_BOUNDS + b])
+        z = int(q[_BC_BOUNDS + b + 1])
+        xs[4 * b] = y[a]
+        xs[4 * b + 1] = y[a + 1]
+        xs[4 * b + 2] = y[z - 2]
+        xs[4 * b + 3] = y[z - 1]
+    barrier(bar, W, 4000)
+    if b_lo > 0:
+        a = int(q[_BC_BOUNDS + b_lo])
+        y[a - 2] = xs[4 * (b_lo - 1) + 2]
+        y[a - 1] = xs[4 * (b_lo - 1) + 3]
+    if b_hi < P:
+        z = int(q[_BC_BOUNDS + b_hi])
+        y[z] = xs[4 * b_hi]
+        y[z + 1] = xs[4 * b_hi + 1]
+    return int(q[_BC_BOUNDS + b_lo]) // 2, int(q[_BC_BOUNDS + b_hi]) // 2, bar, W
+
+
+@njit(**JIT)
+def bchain_rhs(t, y, p, dydt):
+    """:func:`chain_rhs` on this worker's masses (collective: neighbour exchange through the shared rows);
+    the same arithmetic per mass."""
+    i0, i1, bar, W = _bchain_exchange(y, p)
+    _chain_masses(y, p, dydt, i0, i1)
+    barrier(bar, W, 4000)
+
+
+@njit(**JIT)
+def bchain_jac(t, y, p, vals):
+    """:func:`chain_jac`'s values in this worker's slots (rows of its masses: slots ``[7·a, 7·z)``)."""
+    P, b_lo, b_hi, W, xs, bar = _bchain_parts(p)
+    i0 = int(p.p[_BC_BOUNDS + b_lo]) // 2
+    i1 = int(p.p[_BC_BOUNDS + b_hi]) // 2
+    for q in range(14 * i0, 14 * i1):
+        vals[q] = 0.0
+    _chain_jac_rows(p, vals, i0, i1)
+
+
+def blocked_chain(N: int = 12, blocks: int = 3, workers: int = 2, k: float = 1e6, c: float = 1e5, m: float = 1e3,
+                  F: float = 1e4) -> Problem:
+    """The linear chain split into ``blocks`` blocks of whole masses on ``workers`` threads (distributed state,
+    :class:`~hpcrail.integrators.contract.BlockLayout`); exact solution :func:`chain_exact`."""
+    from hpcrail.integrators.collectives import BAR_TIMEOUT, BAR_TIMEOUT_S
+    from hpcrail.integrators.contract import BlockLayout
+
+    P, W = blocks, workers
+    cuts = np.linspace(0, N, P + 1).round().astype(np.int64)
+    bounds = 2 * cuts
+    grp = np.linspace(0, P, W + 1).round().astype(np.int64)
+    H = _BC_BOUNDS + P + 1 + 2
+    buf = np.zeros(W * H + 4 * P + 24)
+    bar = buf[W * H + 4 * P:].view(np.int64)
+    bar[BAR_TIMEOUT] = int(BAR_TIMEOUT_S * 1e9)
+    ps = []
+    for w in range(W):
+        h = buf[w * H:w * H + H]
+        h[:5] = N, k, c, m, F
+        h[_BC_W], h[_BC_NW], h[_BC_P] = w, W, P
+        h[_BC_BOUNDS:_BC_BOUNDS + P + 1] = bounds
+        h[_BC_BOUNDS + P + 1], h[_BC_BOUNDS + P + 2] = grp[w], grp[w + 1]
+        ps.append(TestParams(buf[w * H:]))
+    slots = np.array([[7 * bounds[grp[w]], 7 * bounds[grp[w + 1]]] for w in range(W)], np.int64)
+    lay = BlockLayout(bounds, grp, ps, slots=slots, tail=7 * 2 * N, bar=bar)
+    return Problem(bchain_rhs, null_observe, ps[0], np.zeros(2 * N), jac=bchain_jac,
+                   jac_pattern=JacobianPattern.block_tridiagonal(N, 2), acc0=np.array([0.0, -np.inf]), blocks=lay)

@@ -146,16 +146,3 @@ def thread_count(requested: int | None) -> int:
 
     pool = numba.config.NUMBA_NUM_THREADS
     return max(1, min(requested or pool, pool))
-
-
-def choose_backend(spec, n_vehicles: int, threads: int | None = None) -> str:
-    """``off``, ``threads`` or ``mpi`` for a ``partition:`` block (:class:`hpcrail.kinds.ltd.schema.PartitionSpec`).
-
-    ``auto`` runs monolithic below ``auto_min_vehicles`` vehicles (docs/performance.md) or with a
-    single thread, and on threads otherwise (the LTD kind also keeps consists with laws the blocks
-    do not evaluate monolithic).
-    """
-    if spec.backend != "auto":
-        return spec.backend
-    nthr = thread_count(spec.threads if threads is None else threads)
-    return "threads" if n_vehicles >= spec.auto_min_vehicles and nthr > 1 else "off"

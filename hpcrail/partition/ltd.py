@@ -29,7 +29,7 @@ from numba import njit, prange, uint64
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE
 from hpcrail.models.ltd.build import LTDParams
-from hpcrail.integrators.spmd import barrier
+from hpcrail.integrators.collectives import barrier, new_barrier
 from hpcrail.models.ltd.jacobian import ltd_jac_range, ltd_jac_tail
 from hpcrail.models.ltd.kernel import (
     driver_command, ltd_eval_range, ltd_observe_range, observe_combine, schedule_index,
@@ -48,7 +48,7 @@ class PartitionedParams(NamedTuple):
     MPI fields (zero / empty without MPI): communicator, ``MPI_DOUBLE`` and ``MPI_IN_PLACE`` handles,
     per-rank counts and displacements (int32) of the derivative slices and of the ``work`` rows.
 
-    Distributed-state runs (:mod:`hpcrail.integrators.spmd`, one parameter object per worker sharing
+    Distributed-state runs (:mod:`hpcrail.integrators.distributed`, one parameter object per worker sharing
     the arrays): ``xs`` float64[P, KX] exchange rows of the ranges (length, head position, first speed,
     last ``B`` states), ``xl`` float64[N] the connection lengths d_j + e_j [m] (each worker writes its
     ranges'; positions are chained from them as the monolithic kernel does), ``bar`` the workers' barrier (threads), ``nworkers``, ``spin`` (barrier spins
@@ -90,21 +90,20 @@ def partitioned_params(params: LTDParams, layout: Layout, *, b_lo: int = 0, b_hi
     P = layout.n_blocks
     starts = layout.range_starts()
     empty = np.zeros(0, np.int32)
-    m = dict(mpi_comm=0, mpi_double=0, mpi_in_place=0, counts=empty, displs=empty, wcounts=empty, wdispls=empty)
+    m = dict(mpi_comm=0, mpi_double=0, mpi_in_place=0, counts=empty, displs=empty, wcounts=empty, wdispls=empty,
+             gcount=np.zeros(1, np.int32), gdispl=np.zeros(1, np.int32))
     if mpi:
         m.update(mpi)
     b_hi = int(P if b_hi is None else b_hi)
     return PartitionedParams(model=params, starts=starts, b_lo=int(b_lo), b_hi=b_hi, work=np.zeros((P, 4)),
-                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), xl=np.zeros(1), bar=np.zeros(24, np.int64), nworkers=1,
-                             spin=4000, owner=np.array([0, P], np.int64), gcount=np.zeros(1, np.int32),
-                             gdispl=np.zeros(1, np.int32), **m)
+                             obs=np.zeros((P, N_OBS)), xs=np.zeros((P, KX)), xl=np.zeros(1),
+                             bar=np.zeros(24, np.int64), nworkers=1, spin=4000, owner=np.array([0, P], np.int64),
+                             **m)
 
 
 def worker_params(pp: PartitionedParams, owner: np.ndarray) -> list[PartitionedParams]:
     """One parameter object per worker of a distributed-state run on threads: worker w evaluates the
     ranges ``[owner[w], owner[w+1])``; the exchange rows, partial sums and the barrier are shared."""
-    from hpcrail.integrators.spmd import new_barrier
-
     owner = np.ascontiguousarray(owner, np.int64)
     W = owner.size - 1
     shared = dict(xs=np.zeros_like(pp.xs), xl=np.zeros(pp.model.n_veh), work=np.zeros_like(pp.work), obs=np.zeros_like(pp.obs), bar=new_barrier(),
@@ -250,7 +249,7 @@ def ltd_rhs_serial_ranges(t, y, pp, dydt):
 
 
 # ================================================================================================
-# distributed-state runs (hpcrail.integrators.spmd): every worker integrates its own ranges' states
+# distributed-state runs (hpcrail.integrators.distributed): every worker integrates its own ranges' states
 # ================================================================================================
 # A worker's vectors hold its own states and the global ones (applied notch, work integrals); the
 # states of the neighbouring ranges that its ranges read (the connection and vehicle ahead, the
@@ -401,12 +400,6 @@ def ltd_jac_spmd(t, y, pp, vals):
     barrier(pp.bar, pp.nworkers, pp.spin)
     spmd_import(y, pp)
     spmd_jac_ranges(t, y, pp, vals)
-    barrier(pp.bar, pp.nworkers, pp.spin)
-
-
-@njit(**JIT_NRT_FREE)
-def ltd_sync_threads(t, buf, pp, out):
-    """Reduction hook of a distributed-state run on threads: the buffer is shared, a barrier suffices."""
     barrier(pp.bar, pp.nworkers, pp.spin)
 
 

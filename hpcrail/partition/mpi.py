@@ -9,59 +9,33 @@ acceptance, failure) is identical on all ranks without any change to the integra
 integrator of the suite works.  The observer runs on each rank for its own couplers only; rank 0
 gathers the envelopes at the end and writes the dataset of a serial run.
 
-MPI is called from numba-compiled code through ``numba.types.ExternalFunction`` against the MPI
-library that mpi4py loaded (the ``mpich`` wheel of the ``mpi`` extra: no system MPI needed).  The
-symbols are resolved by name, so the compiled kernels are cached on disk like every other kernel.
-Handles are ``int`` in the MPICH ABI (MPICH, Intel MPI, Cray MPICH, MVAPICH) and pointers in Open
-MPI; both are passed as integers of the library's handle size.
+With distributed state (``partition.state``: every rank integrates its own blocks with the method's one
+kernel, :mod:`hpcrail.integrators.distributed`) a rank holds only its own states: the model's collective
+functions exchange the boundary rows of the ranges (:func:`ltd_rhs_mpi_dist`, the MPI twin of
+:func:`hpcrail.partition.ltd.ltd_rhs_spmd`) and nothing gathers the whole state per step; rank 0 gathers the
+samples once at the end.
+
+MPI is called from numba-compiled code through :mod:`hpcrail.integrators.mpi` (the library mpi4py loaded,
+resolved by name: the kernels are cached on disk like every other kernel).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.partition.ltd import eval_one_range, range_start_position, sum_power
+from hpcrail.integrators.mpi import MPI, MPIUnavailable, allgather_in_place, world  # noqa: F401 (re-exported)
+from hpcrail.partition.ltd import (
+    KX, eval_one_range, range_start_position, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges,
+    spmd_observe_fold, spmd_observe_ranges, sum_power,
+)
 from hpcrail.models.ltd.kernel import driver_command, ltd_observe_range, observe_combine
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE
 
 
-class MPIUnavailable(RuntimeError):
-    """mpi4py (and an MPI library) is not installed: ``pip install hpcrail[mpi]``."""
-
-
-try:
-    from mpi4py import MPI
-except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
-    raise MPIUnavailable("the MPI backend needs mpi4py and an MPI library: pip install 'hpcrail[mpi]' "
-                         f"(import failed: {exc})") from None
-
-
-def _load_library() -> None:
-    """Make the MPI library mpi4py loaded visible to LLVM's symbol resolution (by path, from the
-    process's memory map; otherwise the names already visible to the dynamic linker are used)."""
-    import llvmlite.binding as llb
-
-    try:
-        with open("/proc/self/maps") as fh:
-            libs = sorted({ln.split()[-1] for ln in fh if "/libmpi" in ln and ".so" in ln})
-    except OSError:  # pragma: no cover - non-Linux
-        libs = []
-    for lib in libs:
-        llb.load_library_permanently(lib)
-
-
-_load_library()
-_H = types.int32 if MPI._sizeof(MPI.Comm) == 4 else types.int64  # handle type of this MPI ABI
-_allgatherv = types.ExternalFunction(
-    "MPI_Allgatherv", types.int32(types.intp, types.int32, _H, types.intp, types.intp, types.intp, _H, _H))
-
-
 @njit(inline="always", **JIT)
 def _allgather_in_place(pp, buf, counts, displs):
-    h_double = pp.mpi_double
-    return _allgatherv(pp.mpi_in_place, 0, h_double, buf.ctypes.data, counts.ctypes.data, displs.ctypes.data,
-                       h_double, pp.mpi_comm)
+    return allgather_in_place(buf, counts, displs, pp.mpi_comm, pp.mpi_double, pp.mpi_in_place)
 
 
 @njit(**JIT)
@@ -89,36 +63,78 @@ def ltd_observe_mpi(t, y, pp, acc):
         acc[ACC_OFFROUTE] = 1.0
 
 
-def world():
-    """A private duplicate of ``MPI.COMM_WORLD`` (kept alive for the life of the process)."""
-    global _COMM
-    try:
-        return _COMM
-    except NameError:
-        _COMM = MPI.COMM_WORLD.Dup()
-        return _COMM
+def mpi_fields(comm, layout, block_groups, block_size: int, distributed: bool = False) -> dict:
+    """MPI fields of :class:`~hpcrail.partition.ltd.PartitionedParams`: handles, the per-rank
+    counts/displacements of the ``work`` and ``obs`` rows (4 per range) and
 
-
-def mpi_fields(comm, layout, block_groups, block_size: int) -> dict:
-    """MPI fields of :class:`~hpcrail.partition.ltd.PartitionedParams`: handles and the per-rank
-    counts/displacements of the derivative slices (vehicle ranges [J0, J1) own ``dydt[B*J0+1 :
-    B*J1+1]``, the head's slice starts at 0 and the tail's ends at ``B*N``) and of the ``work`` rows."""
+    * shared state: of the derivative slices (vehicle ranges [J0, J1) own ``dydt[B*J0+1 : B*J1+1]``, the
+      head's slice starts at 0 and the tail's ends at ``B*N``) in ``counts``/``displs``;
+    * distributed state: of the connection lengths ``xl`` (connections behind vehicles [J0, min(J1, N−1))) in
+      ``counts``/``displs`` and of the exchange rows ``xs`` (KX per range) in ``gcount``/``gdispl``."""
     B = block_size
     N = layout.n_vehicles
     starts = layout.range_starts()
-    counts, displs, wc, wd = [], [], [], []
+    counts, displs, wc, wd, xc, xd = [], [], [], [], [], []
     for lo, hi in block_groups:
         j0, j1 = int(starts[lo]), int(starts[hi])
-        a = 0 if j0 == 0 else B * j0 + 1
-        z = B * N if j1 == N else B * j1 + 1
-        counts.append(z - a)
+        if distributed:
+            a, z = j0, min(j1, N - 1)
+        else:
+            a = 0 if j0 == 0 else B * j0 + 1
+            z = B * N if j1 == N else B * j1 + 1
+        counts.append(max(0, z - a))
         displs.append(a)
         wc.append(4 * (hi - lo))
         wd.append(4 * lo)
+        xc.append(KX * (hi - lo))
+        xd.append(KX * lo)
     i32 = lambda v: np.asarray(v, np.int32)  # noqa: E731
-    return dict(mpi_comm=int(MPI._handleof(comm)), mpi_double=int(MPI._handleof(MPI.DOUBLE)),
-                mpi_in_place=int(MPI.IN_PLACE), counts=i32(counts), displs=i32(displs), wcounts=i32(wc),
-                wdispls=i32(wd))
+    out = dict(mpi_comm=int(MPI._handleof(comm)), mpi_double=int(MPI._handleof(MPI.DOUBLE)),
+               mpi_in_place=int(MPI.IN_PLACE), counts=i32(counts), displs=i32(displs), wcounts=i32(wc),
+               wdispls=i32(wd))
+    if distributed:
+        out.update(gcount=i32(xc), gdispl=i32(xd))
+    return out
+
+
+# ---- distributed state: every rank integrates its own ranges' states ------------------------------------------
+@njit(**JIT)
+def _exchange(y, pp):
+    """Neighbour exchange: this rank's exchange rows and connection lengths to every rank, then the
+    neighbours' boundary states into this rank's vector."""
+    spmd_export(y, pp)
+    _allgather_in_place(pp, pp.xs, pp.gcount, pp.gdispl)
+    _allgather_in_place(pp, pp.xl, pp.counts, pp.displs)
+    spmd_import(y, pp)
+
+
+@njit(**JIT)
+def ltd_rhs_mpi_dist(t, y, pp, dydt):
+    """Collective right-hand side of a distributed-state run on MPI ranks: exchange, this rank's ranges, the
+    global states' rates (applied notch, power integrals summed in range order from every rank's rows).
+    Source: Bosso et al. 2024 §2 (hidden-vehicle blocks), eqs (1)-(7)."""
+    _exchange(y, pp)
+    spmd_eval(t, y, pp, dydt)
+    _allgather_in_place(pp, pp.work, pp.wcounts, pp.wdispls)
+    sum_power(pp, dydt)
+
+
+@njit(**JIT)
+def ltd_observe_mpi_dist(t, y, pp, acc):
+    """Collective observer of a distributed-state run on MPI ranks: each rank keeps the envelopes of its own
+    couplers and the global extremes (folded in range order: every rank holds the same)."""
+    _exchange(y, pp)
+    spmd_observe_ranges(t, y, pp, acc)
+    _allgather_in_place(pp, pp.obs, pp.wcounts, pp.wdispls)
+    spmd_observe_fold(t, y, pp, acc)
+
+
+@njit(**JIT)
+def ltd_jac_mpi_dist(t, y, pp, vals):
+    """Collective analytic Jacobian of a distributed-state run on MPI ranks: the slots of this rank's rows and
+    of the global rows."""
+    _exchange(y, pp)
+    spmd_jac_ranges(t, y, pp, vals)
 
 
 def gather_metrics(comm, acc: np.ndarray, layout, block_groups, n_head: int) -> np.ndarray | None:
@@ -149,3 +165,19 @@ def gather_metrics(comm, acc: np.ndarray, layout, block_groups, n_head: int) -> 
         if a[ACC_FMIN] < out[ACC_FMIN] or (a[ACC_FMIN] == out[ACC_FMIN] and a[ACC_T_BUFF] < out[ACC_T_BUFF]):
             out[ACC_FMIN], out[ACC_T_BUFF] = a[ACC_FMIN], a[ACC_T_BUFF]
     return out
+
+
+def gather_blocks(comm, Y: np.ndarray, y_final: np.ndarray, blocks):
+    """On rank 0: the samples float64[k, n] and the final state float64[n] of a distributed-state run, each
+    block's states from the rank that owns it (the global states from rank 0); ``(None, None)`` elsewhere."""
+    lo = int(blocks.bounds[blocks.owner[comm.rank]])
+    hi = int(blocks.bounds[blocks.owner[comm.rank + 1]])
+    parts = comm.gather((lo, hi, np.ascontiguousarray(Y[:, lo:hi]), y_final[lo:hi].copy()), root=0)
+    if comm.rank != 0:
+        return None, None
+    Y = Y.copy()
+    y_final = y_final.copy()
+    for a, z, ya, yf in parts:
+        Y[:, a:z] = ya
+        y_final[a:z] = yf
+    return Y, y_final

@@ -85,6 +85,9 @@ class Output:
     says whether the output exists for a scenario (None: always) and ``when_text`` says it in words.
     ``missing`` says where NaN values are legitimate (e.g. "NaN for bodies without a pitch degree of
     freedom"); an output with an empty ``missing`` must be finite everywhere in a completed run.
+    ``limit``: the upper limit of an assessment quantity (same units; a run may state its own in the output's
+    ``value_attrs``) and ``limit_source`` what sets it (a standard and its clause): tables, ``--json``,
+    reports and figures show the limit, the ratio and a verdict (:mod:`hpcrail.results.verdicts`).
     """
 
     name: str
@@ -99,6 +102,8 @@ class Output:
     when: Callable[[Any], bool] | None = dataclasses.field(default=None, compare=False)
     when_text: str = ""
     missing: str = ""
+    limit: float | None = None
+    limit_source: str = ""
 
     def __post_init__(self):
         where = f"output {self.name!r}"
@@ -142,6 +147,8 @@ class Output:
             raise ValueError(f"{where}: when must be a callable scenario -> bool or None")
         if self.when is not None and not self.when_text:
             raise ValueError(f"{where}: a conditional output needs when_text (the condition in words)")
+        if self.limit is not None and (self.dtype == "str" or not math.isfinite(self.limit) or not self.limit_source):
+            raise ValueError(f"{where}: a limit is a finite number of a numeric output, with its limit_source")
 
     # ------------------------------------------------------------------------------------------
     def applies(self, scenario) -> bool:
@@ -160,6 +167,9 @@ class Output:
             a["valid_when"] = self.when_text
         if self.missing:
             a["nan_means"] = self.missing
+        if self.limit is not None:
+            a["limit"] = float(self.limit)
+            a["limit_source"] = self.limit_source
         return a
 
     def with_dim(self, dim: str, *, prefix: str = "", label: str = "") -> "Output":
@@ -298,8 +308,9 @@ def format_value(value, out: Output) -> str:
     return f"{d:.4g}"
 
 
-def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
-    """``(name, value, display unit, long_name)`` rows of the outputs ``names`` present in ``ds``."""
+def summary_rows(outputs, ds, names, *, raw: bool = False) -> list[tuple]:
+    """``(name, value, display unit, long_name)`` rows of the outputs ``names`` present in ``ds`` (``raw``: each
+    row followed by the value in SI units and the variable's attributes, for verdicts)."""
     table = {o.name: o for o in outputs}
     rows = []
     for name in names:
@@ -307,14 +318,18 @@ def summary_rows(outputs, ds, names) -> list[tuple[str, str, str, str]]:
         if o is None or name not in ds:
             continue
         v = ds[name].values
+        a = dict(ds[name].attrs)
         unit = "" if o.display_units == "1" else o.display_units
         if getattr(v, "ndim", 0) == 1:  # one row per element, labelled by the dimension's coordinate
             dim = ds[name].dims[0]
             labels = ds[dim].values if dim in ds.coords else range(1, v.size + 1)
             for lab, x in zip(labels, v):
-                rows.append((f"{name} ({lab})", format_value(x, o), unit, o.long_name))
+                row = (f"{name} ({lab})", format_value(x, o), unit, o.long_name)
+                rows.append(row + (x, a) if raw else row)
             continue
-        rows.append((name, format_value(v.item() if getattr(v, "ndim", 0) == 0 else v, o), unit, o.long_name))
+        x = v.item() if getattr(v, "ndim", 0) == 0 else v
+        row = (name, format_value(x, o), unit, o.long_name)
+        rows.append(row + (x, a) if raw else row)
     return rows
 
 

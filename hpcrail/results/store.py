@@ -69,9 +69,28 @@ def _why(exc: OSError) -> str:
     return f"{exc.strerror or exc} (errno {exc.errno})" if exc.errno else str(exc)
 
 
+#: the files that make a directory a zarr store or group (format 2 and 3)
+_ZARR_MARKERS = (".zgroup", ".zarray", ".zattrs", "zarr.json")
+
+
+def enclosing_store(folder: str | Path) -> Path | None:
+    """The zarr store (any, not only hpcrail's) that ``folder`` is or lies inside, or None."""
+    folder = Path(folder).resolve()
+    for d in (folder, *folder.parents):
+        if any((d / m).is_file() for m in _ZARR_MARKERS):
+            return d
+    return None
+
+
 def check_writable(folder: str | Path) -> None:
-    """Raise :class:`OutputPathError` unless a file can be created in ``folder`` (created if missing)."""
+    """Raise :class:`OutputPathError` unless a file can be created in ``folder`` (created if missing) and
+    ``folder`` is not a zarr store or inside one (``-o run.zarr/inner.zarr``: the inner store would become
+    a stray group of the outer one and be lost when it is rewritten)."""
     folder = Path(folder)
+    outer = enclosing_store(folder)
+    if outer is not None:
+        raise OutputPathError(errno.EEXIST, f"{folder} is inside the zarr store {outer}: a store is never written "
+                              "inside another one; choose a path outside it")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / f".hpcrail-write-test-{uuid.uuid4().hex[:8]}"
@@ -178,4 +197,4 @@ def open_result(path: str | Path) -> xr.Dataset:
 
 
 __all__ = ["write_dataset", "write_netcdf", "open_result", "StoreExistsError", "OutputPathError", "StoreWriteError",
-           "check_output", "check_writable", "store_kind", "time_chunks", "np"]
+           "check_output", "check_writable", "enclosing_store", "store_kind", "time_chunks", "np"]

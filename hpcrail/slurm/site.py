@@ -30,10 +30,10 @@ import os
 from pathlib import Path
 from typing import Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hpcrail.config.errors import ConfigError, ConfigIssue
+from hpcrail.config.errors import ConfigError, ConfigIssue, content_summary
+from hpcrail.config.loading import read_yaml
 
 
 class SiteConfig(BaseModel):
@@ -83,12 +83,10 @@ def load_site_config(path: str | Path | None = None) -> SiteConfig:
     p = Path(path) if path else site_config_path()
     if not p.exists():
         return SiteConfig()
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError([ConfigIssue(str(p), "(file)", f"invalid YAML: {exc}")]) from None
+    data = read_yaml(p) or {}   # bounded, and its errors never quote the file
     if not isinstance(data, dict):
-        raise ConfigError([ConfigIssue(str(p), "(top level)", "expected a mapping of settings", data)])
+        raise ConfigError([ConfigIssue(str(p), "(top level)", "expected a mapping of settings", content_summary(data),
+                                       allowed="a YAML mapping of the settings")])
     try:
         return SiteConfig.model_validate(data)
     except ValidationError as exc:

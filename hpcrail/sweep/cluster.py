@@ -1,5 +1,5 @@
-"""Where sweep tasks run: an embedded dask ``LocalCluster``, worker jobs on Slurm, or an existing
-scheduler.
+"""Where sweep tasks run: an embedded dask ``LocalCluster``, worker jobs on Slurm, the ranks of one MPI
+allocation (dask-mpi), or an existing scheduler.
 
 All cluster creation goes through :func:`make_client`, and ``hpcrail sweep`` stays the single entry
 point.  ``cluster="slurm"`` submits dask workers as Slurm jobs with dask-jobqueue's ``SLURMCluster``
@@ -16,7 +16,7 @@ import os
 import socket
 import sys
 
-CLUSTERS = ("local", "slurm")
+CLUSTERS = ("local", "slurm", "mpi")
 #: where the dashboard listens unless told otherwise: the loopback interface only — an unauthenticated
 #: page on a shared login node must not be reachable from the network (SSH port forwarding reaches it)
 DEFAULT_DASHBOARD = "127.0.0.1:8787"
@@ -175,6 +175,49 @@ def _slurm_cluster(opts: SlurmOptions, dashboard_address: str | None):
     return cluster, note
 
 
+def start_mpi_cluster(threads: int = 1, dashboard_address: str | None = None, interface: str | None = None):
+    """``hpcrail sweep --cluster mpi`` under ``mpiexec``/``srun`` (dask-mpi): MPI rank 0 runs the dask scheduler,
+    rank 1 the sweep driver, every other rank one worker of ``threads`` threads; one allocation of N + 2
+    ranks is a cluster of N workers (1 000 workers: ``srun -n 1002``), with no job submitting jobs.
+
+    On rank 1 returns ``(client, close)``; on the other ranks it runs the scheduler or the worker until the
+    driver ends, then exits the process (``SystemExit(0)``).  Raises ``ValueError`` when dask-mpi or mpi4py
+    is missing or fewer than 3 ranks run."""
+    try:
+        from dask_mpi import initialize, send_close_signal
+        from mpi4py import MPI
+    except ImportError:
+        raise ValueError("--cluster mpi needs dask-mpi and mpi4py: pip install 'hpcrail[mpi]'") from None
+    if MPI.COMM_WORLD.Get_size() < 3:
+        raise ValueError(f"--cluster mpi needs at least 3 MPI ranks (scheduler, driver, one worker), got "
+                         f"{MPI.COMM_WORLD.Get_size()}: run it under mpiexec -n N or srun -n N")
+    from distributed import Client
+
+    from hpcrail.interrupt import ignoring_interrupts
+
+    # the scheduler's dashboard on its node's loopback unless told otherwise (as for the other clusters);
+    # HPCRAIL_MPI_INTERFACE (e.g. ib0, or lo on one node) chooses the network interface of the cluster
+    interface = interface or os.environ.get("HPCRAIL_MPI_INTERFACE") or None
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    quiet_dashboard_logs()
+    with ignoring_interrupts() if MPI.COMM_WORLD.Get_rank() != 1 else contextlib.nullcontext():
+        is_client = initialize(nthreads=threads, dashboard_address=dashboard_address or DEFAULT_DASHBOARD,
+                               interface=interface, memory_limit="auto", exit=False)
+    if not is_client:
+        raise SystemExit(0)
+    client = Client()
+    with contextlib.suppress(Exception):   # every worker rank registered (or go on with those there are)
+        client.wait_for_workers(MPI.COMM_WORLD.Get_size() - 2, timeout=120)
+
+    def close():
+        with contextlib.suppress(Exception):
+            client.close()
+        with contextlib.suppress(Exception):
+            send_close_signal()       # the scheduler stops, then the worker ranks
+
+    return client, close
+
+
 def default_workers(threads: int = 1) -> int:
     """Worker processes of the embedded cluster: one per core / ``threads`` (numba threads per task)."""
     return max(1, (os.cpu_count() or 1) // max(1, threads))
@@ -204,6 +247,8 @@ def make_client(*, scheduler: str | None = None, scheduler_file: str | None = No
         return client, client.close
     if cluster not in CLUSTERS:
         raise ValueError(f"unknown cluster {cluster!r}; allowed: {', '.join(CLUSTERS)}")
+    if cluster == "mpi":
+        return start_mpi_cluster(threads, dashboard_address)
     if cluster == "slurm":
         sc, note = _slurm_cluster(slurm or SlurmOptions(), dashboard_address)
         client = Client(sc)
@@ -250,5 +295,5 @@ def total_threads(client) -> int:
         return 1
 
 
-__all__ = ["make_client", "default_workers", "total_threads", "CLUSTERS", "SlurmOptions", "parse_adaptive",
+__all__ = ["make_client", "start_mpi_cluster", "default_workers", "total_threads", "CLUSTERS", "SlurmOptions", "parse_adaptive",
            "default_lifetime", "tunnel_instructions", "DEFAULT_DASHBOARD", "quiet_dashboard_logs"]

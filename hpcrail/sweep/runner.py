@@ -12,9 +12,11 @@ import dataclasses
 import datetime as _dt
 import errno
 import json
+import os
 import re
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -23,7 +25,7 @@ import numpy as np
 
 from hpcrail.sweep.spec import Expansion, expand
 from hpcrail.sweep.store import (
-    SUCCESS, Layout, coordinate_names, corrupt_summary, counts, create_store, finalize, make_layout, open_group,
+    SUCCESS, Layout, coordinate_names, corrupt_summary, counts, counts_of, create_store, finalize, make_layout, open_group,
     read_state, repair_coordinates,
 )
 from hpcrail.sweep.worker import BatchTask, run_task, warm_task
@@ -45,6 +47,9 @@ class SweepResult:
     expand_seconds: float = 0.0
     warm_seconds: float = 0.0    #: kernel compile/load on a worker before the fan-out
     startup_seconds: float = 0.0  #: cluster start (or connection) and warm-up
+    cluster: dict = dataclasses.field(default_factory=dict)  #: the run's cluster events (RunLog.as_dict)
+    tasks: int = 0               #: batch tasks whose results arrived
+    task_seconds: dict = dataclasses.field(default_factory=dict)  #: summed over tasks: prepare, integrate, extract, write, total
 
 
 def _mismatch_reasons(exp: Expansion, attrs: dict, ids: np.ndarray) -> list[str]:
@@ -110,6 +115,9 @@ def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
             _check_shapes(store, layout)
             return layout, state
         if not new:
+            grown = _grow(exp, store, state, batch_size, say)
+            if grown is not None:
+                return grown
             reasons = _mismatch_reasons(exp, state["attrs"], state["scenario_id"])
             raise SweepMismatchError(
                 f"{store} holds a different study than {exp.spec_file}: " + "; ".join(reasons)
@@ -118,6 +126,77 @@ def open_or_create(exp: Expansion, store: str | Path, *, new: bool = False,
     layout = make_layout(exp, exp.batch_size(batch_size))
     create_store(exp, store, layout)
     return layout, read_state(store)
+
+
+def growth_pairs(exp: Expansion, state: dict) -> tuple[np.ndarray, int]:
+    """``(pairs, lost)``: (old index, new index) of every finished scenario of the store ``state`` whose id is in
+    the expansion ``exp`` (each new scenario once), and the count of finished scenarios of the store that are not
+    in ``exp``.  Scenarios that did not validate (``x`` ids) are not reused."""
+    ids = state["scenario_id"]
+    done = state["done"]
+    first: dict = {}
+    for i in np.flatnonzero(done):
+        sid = str(ids[i])
+        if not sid.startswith("x"):
+            first.setdefault(sid, int(i))
+    new_ids = [p.id for p in exp.points]
+    pairs = [(first[sid], j) for j, sid in enumerate(new_ids) if sid in first]
+    lost = len(set(first) - set(new_ids))
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2), lost
+
+
+def _grow(exp: Expansion, store: Path, state: dict, batch_size: int | None, say: Callable):
+    """Grow the study in ``store`` into the study of ``exp`` — levels, samples or parameters added — keeping
+    every finished scenario (same id: the same canonical scenario) and leaving only the new ones to run.
+    Returns ``(layout, state)`` of the grown store, or None when ``exp`` is not a growth of the store's study
+    (other outputs, a finished scenario the spec no longer has, nothing in common).
+
+    The grown store is built beside the old one (``.NAME.<id>.creating``: the finished scenarios copied,
+    chunk-aligned like any store) and swapped in by two renames; a sweep killed in between finds the old store
+    again (``.NAME.<id>.replaced``, see :func:`recover_swap`)."""
+    import uuid
+
+    from hpcrail.sweep.store import copy_scenarios
+
+    attrs = state["attrs"]
+    if attrs.get("outputs") != json.dumps(exp.spec.outputs.model_dump()) or corrupt_summary(state):
+        return None
+    pairs, lost = growth_pairs(exp, state)
+    if lost or not len(pairs):
+        return None
+    bs = batch_size or int(attrs.get("batch_size", 0)) or exp.batch_size()
+    layout = make_layout(exp, bs)
+    n_old = int(attrs.get("n_scenarios", state["done"].size))
+    if exp.size == n_old == len(pairs):
+        say(f"updating the study {store} to the spec (its parameters or their coordinate names changed, every "
+            "scenario is the same): keeping all its scenarios")
+    else:
+        say(f"growing the study {store}: {n_old} -> {exp.size} scenarios; keeping its {len(pairs)} finished "
+            f"scenarios (same ids), {exp.size - len(pairs)} to run")
+    tag = uuid.uuid4().hex[:8]
+    tmp = store.with_name(f".{store.name}.{tag}.creating")
+    create_store(exp, tmp, layout)
+    copy_scenarios(store, tmp, layout, pairs)
+    history = json.loads(attrs.get("growth_history", "[]") or "[]")
+    history.append({"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                    "from_fingerprint": attrs.get("sweep_fingerprint"), "from_scenarios": n_old,
+                    "to_scenarios": exp.size, "kept": int(len(pairs)), "created": attrs.get("created", "")})
+    finalize(tmp, {"growth_history": json.dumps(history)})
+    old = store.with_name(f".{store.name}.{tag}.replaced")
+    os.rename(store, old)
+    os.rename(tmp, store)
+    shutil.rmtree(old, ignore_errors=True)
+    return layout, read_state(store)
+
+
+def recover_swap(store: Path) -> None:
+    """After a sweep killed while swapping a grown store in: put the old store back if the new one is not in
+    place, else remove the old one (call with the store's lock held)."""
+    for old in sorted(store.parent.glob(f".{store.name}.*.replaced")):
+        if not store.exists():
+            os.rename(old, store)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _check_shapes(store: Path, layout: Layout) -> None:
@@ -130,6 +209,12 @@ def _check_shapes(store: Path, layout: Layout) -> None:
         if not ok:
             raise SweepMismatchError(f"{store}: variable {name!r} is missing, unreadable or has another shape than "
                                      "this sweep needs; pass --new to start again")
+        arr = g[name]
+        unit = getattr(arr, "shards", None) or arr.chunks   # the unit a writer rewrites whole
+        if int(unit[0]) != layout.batch_size:
+            raise SweepMismatchError(f"{store}: variable {name!r} is chunked by {unit[0]} scenarios, not by the "
+                                     f"batch of {layout.batch_size}: tasks would share chunks (rewritten or "
+                                     "rechunked by another tool?); pass --new to start again")
 
 
 def todo_mask(state: dict, retry_failed: bool = False) -> np.ndarray:
@@ -194,55 +279,109 @@ def warm_cache(exp: Expansion, say: Callable = print) -> float:
 
 
 class _Progress:
-    """Progress of the scenarios of this run: done, failed, rate, elapsed and remaining time (rich bar on
-    a terminal, a line every ~10 % or 30 s otherwise); the remaining time once a rate is known."""
+    """Progress of a sweep: the study's done and failed scenarios — counted from the store exactly as
+    ``hpcrail status`` counts them (:func:`hpcrail.sweep.store.counts`), re-read at most every ~2 s — this
+    run's rate, elapsed and remaining time, and the cluster's events of the run (workers lost or joined,
+    tasks restarted or retried: :class:`~hpcrail.sweep.runlog.RunLog`).  A rich bar on a terminal, a line
+    every ~10 % or 30 s otherwise; the remaining time once a rate is known.
 
-    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
-        self.total = total
-        self.n = 0
-        self.failed = 0
+    ``todo``: scenarios this run computes; ``store``: the study store (None: count from the updates alone,
+    starting at ``start``, the store's counts when the run began)."""
+
+    def __init__(self, todo: int, label: str, enabled: bool = True, stream=None, store: Path | None = None,
+                 start: dict | None = None, runlog=None):
+        start = start or {"total": todo, "done": 0, "failed": 0}
+        self.todo = todo
+        self.total = int(start["total"])
+        self.done = int(start["done"])
+        self.failed = int(start["failed"])
+        self.ran = 0                       #: scenarios computed by this run (rate, remaining time)
+        self.store = store
+        self.runlog = runlog
         self.t0 = time.perf_counter()
-        self.enabled = enabled and total > 0
+        self.enabled = enabled and todo > 0
         self.stream = stream or sys.stderr
         self.bar = None
         self._last_print = (-1, self.t0)
+        self._shown = None
+        self._next_read = 0.0
+        self._lock = threading.Lock()
         if self.enabled and self.stream.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("· [red]{task.fields[failed]} failed[/] · {task.fields[rate]} · "
-                                           "elapsed"), TimeElapsedColumn(),
+                                TextColumn("· [red]{task.fields[failed]} failed[/]{task.fields[cluster]} · "
+                                           "{task.fields[rate]} · elapsed"), TimeElapsedColumn(),
                                 TextColumn("remaining {task.fields[eta]}"),
                                 console=Console(stderr=True))
             self.bar.start()
-            self.task = self.bar.add_task(label, total=total, failed=0, rate="-", eta="-")
+            self.task = self.bar.add_task(label, total=self.total, completed=self.done, failed=self.failed,
+                                          rate="-", eta="-", cluster="")
         self.label = label
 
     def _fmt(self):
         el = time.perf_counter() - self.t0
-        rate = self.n / el if el > 0 else 0.0
-        eta = (self.total - self.n) / rate if rate > 0 else float("nan")
-        eta_s = "-" if not np.isfinite(eta) else str(_dt.timedelta(seconds=int(eta)))
+        rate = self.ran / el if el > 0 else 0.0
+        eta = (self.todo - self.ran) / rate if rate > 0 else float("nan")
+        eta_s = "-" if not np.isfinite(eta) or self.ran >= self.todo else str(_dt.timedelta(seconds=int(eta)))
         return rate, eta_s, el
 
-    def update(self, n_done: int, n_failed: int) -> None:
-        self.n += n_done
-        self.failed += n_failed
+    def _read_store(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if self.store is None or (not force and now < self._next_read):
+            return
+        try:
+            c = counts_of(self.store)
+        except Exception:  # noqa: BLE001 - being written: the next read counts it
+            return
+        took = time.perf_counter() - now
+        self._next_read = time.perf_counter() + max(2.0, 20 * took)
+        self.total, self.done, self.failed = c["total"], c["done"], c["failed"]
+
+    def _cluster(self) -> str:
+        from hpcrail.sweep.runlog import cluster_summary
+
+        text = cluster_summary(self.runlog.as_dict()) if self.runlog is not None else ""
+        return f" · {text}" if text else ""
+
+    def update(self, n_done: int, n_failed: int, force: bool = False) -> None:
+        """``n_done`` more scenarios computed by this run, ``n_failed`` of them failed."""
+        with self._lock:
+            self.ran += n_done
+            if self.store is None:
+                self.done += n_done
+                self.failed += n_failed
+            else:
+                self._read_store(force or self.ran >= self.todo)
+            self._show(force)
+
+    def refresh(self) -> None:
+        """Redraw (a cluster event)."""
+        with self._lock:
+            self._show(True)
+
+    def _show(self, force: bool = False) -> None:
         if not self.enabled:
             return
         rate, eta_s, el = self._fmt()
+        cluster = self._cluster()
         if self.bar is not None:
-            self.bar.update(self.task, completed=self.n, failed=self.failed, rate=f"{rate:.2f} scen/s", eta=eta_s)
+            self.bar.update(self.task, total=self.total, completed=self.done, failed=self.failed,
+                            rate=f"{rate:.2f} scen/s", eta=eta_s, cluster=cluster)
             return
-        pct = int(10 * self.n / self.total)
+        pct = int(10 * self.done / max(1, self.total))
         now = time.perf_counter()
-        if pct > self._last_print[0] or now - self._last_print[1] > 30 or self.n == self.total:
+        shown = (self.done, self.failed, cluster)
+        if shown == self._shown and not now - self._last_print[1] > 30:
+            return
+        if force or pct > self._last_print[0] or now - self._last_print[1] > 30 or self.ran >= self.todo:
             self._last_print = (pct, now)
+            self._shown = shown
             rem = "" if eta_s == "-" else f", remaining {eta_s}"
-            print(f"{self.label}: {self.n}/{self.total} done ({100 * self.n / self.total:.0f} %), {self.failed} failed, "
-                  f"{rate:.2f} scenarios/s, elapsed {_dt.timedelta(seconds=int(el))}{rem}", file=self.stream,
-                  flush=True)
+            print(f"{self.label}: {self.done}/{self.total} done ({100 * self.done / max(1, self.total):.0f} %), "
+                  f"{self.failed} failed{cluster.replace(' · ', ', ')}, {rate:.2f} scenarios/s, elapsed "
+                  f"{_dt.timedelta(seconds=int(el))}{rem}", file=self.stream, flush=True)
 
     def close(self):
         if self.bar is not None:
@@ -263,7 +402,9 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     (``scheduler``/``scheduler_file`` to join one; an embedded LocalCluster of ``workers``
     processes by default).  At most ``max_in_flight`` tasks (default: every batch, up to
     :data:`MAX_SUBMITTED`) are submitted at once, with deterministic keys and ``retries``.  ``cluster="slurm"`` starts worker
-    jobs with the :class:`~hpcrail.sweep.cluster.SlurmOptions` ``slurm``.
+    jobs with the :class:`~hpcrail.sweep.cluster.SlurmOptions` ``slurm``; ``cluster="mpi"`` (under ``mpiexec``/``srun``,
+    dask-mpi) makes rank 0 the scheduler, rank 1 the driver and the other ranks workers — on those ranks this call
+    does not return: the process exits when the sweep ends.
 
     Raises :class:`~hpcrail.config.ConfigError` for a bad spec, :class:`SweepMismatchError`
     when the store holds another study (unless ``new``), ``ValueError`` for bad cluster options.
@@ -279,9 +420,34 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
             raise ValueError(f"scheduler file {scheduler_file} not found")
         if not (scheduler or scheduler_file) and cluster not in CLUSTERS:
             raise ValueError(f"unknown cluster {cluster!r}; allowed: {', '.join(CLUSTERS)}")
+    mpi_close = None
+    if not inline and client is None and cluster == "mpi" and not (scheduler or scheduler_file):
+        # before anything else: every MPI rank but the driver's (1) becomes the scheduler or a worker here and
+        # exits when the sweep ends; only the driver expands the spec and holds the store's lock
+        from hpcrail.sweep.cluster import start_mpi_cluster
+
+        client, mpi_close = start_mpi_cluster(threads, dashboard_address)
+        say(f"mpi: dask scheduler on rank 0, this driver on rank 1, "
+            f"{len(client.scheduler_info().get('workers', {}))} worker ranks")
+    try:
+        return _run_sweep(spec, store, cli_set=cli_set, client=client, scheduler=scheduler,
+                          scheduler_file=scheduler_file, cluster=cluster, workers=workers, threads=threads, mode=mode,
+                          batch_size=batch_size, retry_failed=retry_failed, new=new, inline=inline,
+                          max_in_flight=max_in_flight, retries=retries, dashboard_address=dashboard_address,
+                          progress=progress, say=say, expansion=expansion, slurm=slurm)
+    finally:
+        if mpi_close is not None:
+            mpi_close()
+
+
+def _run_sweep(spec, store, *, cli_set, client, scheduler, scheduler_file, cluster, workers, threads, mode, batch_size,
+               retry_failed, new, inline, max_in_flight, retries, dashboard_address, progress, say, expansion,
+               slurm) -> SweepResult:
     t0 = time.perf_counter()
     exp = expansion or expand(spec, cli_set)
     t_exp = time.perf_counter() - t0
+    for w in getattr(exp, "warnings", ()):
+        say(f"warning: {w}")
     store = Path(store or f"{exp.name}.zarr")
     from hpcrail.results.store import check_writable
 
@@ -289,6 +455,7 @@ def run_sweep(spec: str | Path, store: str | Path | None = None, *, cli_set=(), 
     with sweep_lock(store, say):
         for stale in store.parent.glob(f".{store.name}.*.creating"):   # left by a killed sweep (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
+        recover_swap(store)
         created = not store.exists()
         try:
             return _run(exp, store, t_exp, client=client, scheduler=scheduler, scheduler_file=scheduler_file,
@@ -353,7 +520,10 @@ def _after_failure(store: Path, created: bool, exc: BaseException) -> None:
         except ValueError:
             st = None
         if created and (st is None or not st["done"].any()):
+            from hpcrail.sweep.runlog import run_file
+
             shutil.rmtree(store, ignore_errors=True)
+            run_file(store).unlink(missing_ok=True)
             kept, st = False, None
         else:
             with contextlib.suppress(Exception):
@@ -387,17 +557,26 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
         result.counts = counts(read_state(store))
         return result
     prog = None
+    from hpcrail.sweep.runlog import RunLog
+
+    runlog = RunLog(store, say=say, prefix=task_prefix(exp.name))
+    runlog.write()
+    start_counts = counts(state)
 
     def on_result(res: dict):
         sts = [s for _i, s in res["statuses"]]
         result.ran += len(sts)
+        result.tasks += 1
+        for k, v in res.get("seconds", {}).items():
+            result.task_seconds[k] = result.task_seconds.get(k, 0.0) + float(v)
         prog.update(len(sts), sum(1 for s in sts if s not in SUCCESS))
 
     w0 = time.perf_counter()
     close = None
+    state_at_end = "interrupted"
     try:
         if inline:
-            prog = _Progress(n_todo, exp.name, enabled=progress)
+            prog = _Progress(n_todo, exp.name, enabled=progress, store=store, start=start_counts)
             from hpcrail._numba import compile_notice
 
             with compile_notice(say):
@@ -413,6 +592,7 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
             result.dashboard = getattr(client, "dashboard_link", None)
             if result.dashboard:
                 say(f"dask dashboard: {result.dashboard}")
+            _register_imports(client)
             # compile (or load) the kernels on one worker before fanning out: a cold numba cache is then
             # filled once, and the other workers only load from it
             t1 = time.perf_counter()
@@ -430,19 +610,44 @@ def _run(exp: Expansion, store: Path, t_exp: float, *, client, scheduler, schedu
             result.warm_seconds = time.perf_counter() - t1
             result.startup_seconds = time.perf_counter() - w0
             w0 = time.perf_counter()
-            prog = _Progress(n_todo, exp.name, enabled=progress)   # the rate and ETA start with the cluster
-            _fan_out(client, tasks, on_result, result, max_in_flight, retries, say)
+            # the rate and ETA start with the cluster
+            prog = _Progress(n_todo, exp.name, enabled=progress, store=store, start=start_counts, runlog=runlog)
+            runlog.on_change = prog.refresh
+            runlog.listen(client)
+            try:
+                _fan_out(client, tasks, on_result, result, max_in_flight, retries, say, runlog)
+            finally:
+                runlog.stop(client)
+        state_at_end = "finished"
+    except BaseException:
+        state_at_end = "interrupted"
+        raise
     finally:
         if prog is not None:
+            prog.update(0, 0, force=True)
             prog.close()
         result.seconds = time.perf_counter() - w0
+        result.cluster = runlog.as_dict()
+        runlog.finish(state_at_end)
         if close is not None:
             close()
     st = read_state(store)
     result.counts = counts(st)
     finalize(store, {"last_run": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                     "last_run_counts": json.dumps({k: v for k, v in result.counts.items() if k != "by_status"})})
+                     "last_run_counts": json.dumps({k: v for k, v in result.counts.items() if k != "by_status"}),
+                     "last_run_cluster": runlog.summary() or "no worker lost, no task restarted or retried"})
     return result
+
+
+def _register_imports(client) -> None:
+    """Import the modules of the sweep tasks on every worker (present and future) before any task runs
+    (:class:`hpcrail.sweep.plugin.ImportPlugin`)."""
+    try:
+        from hpcrail.sweep.plugin import ImportPlugin
+
+        client.register_plugin(ImportPlugin(), name=ImportPlugin.name)
+    except Exception:  # noqa: BLE001 - an old or foreign scheduler: tasks import on first use
+        pass
 
 
 def submit_limit(n_tasks: int, max_in_flight: int | None = None) -> int:
@@ -450,7 +655,7 @@ def submit_limit(n_tasks: int, max_in_flight: int | None = None) -> int:
     return int(max_in_flight) if max_in_flight else max(1, min(n_tasks, MAX_SUBMITTED))
 
 
-def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say) -> None:
+def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retries, say, runlog=None) -> None:
     from distributed import as_completed
 
     # every batch at once (up to MAX_SUBMITTED): the scheduler queues them, and the dashboard's Progress
@@ -479,8 +684,14 @@ def _fan_out(client, tasks, on_result, result: SweepResult, max_in_flight, retri
         try:
             on_result(fut.result())
         except Exception as exc:  # noqa: BLE001 - the batch stays pending; the sweep goes on
-            result.failed_tasks.append(keys.get(fut.key, str(fut.key)))
-            say(f"task {keys.get(fut.key, fut.key)} failed after {retries} retries: {type(exc).__name__}: {exc}")
+            key = keys.get(fut.key, str(fut.key))
+            result.failed_tasks.append(key)
+            text = (f"task {key} failed after {retries} retries: {type(exc).__name__}: {exc} (its scenarios stay "
+                    "pending: re-run the same command to resume)")
+            if runlog is not None:
+                runlog.task_failed(key, text)
+            else:
+                say(text)
         finished.append(fut)
         submit_next()
     for fut in finished:

@@ -51,23 +51,25 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from hpcrail import kinds
 from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_document
 from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
-from hpcrail.config.errors import ConfigValueError
+from hpcrail.config.errors import ConfigValueError, content_summary
 from hpcrail.config.loading import (
     _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, override_issue,
-    parse_override, read_yaml, set_path, validate,
+    parse_override, read_yaml, scenario_folder, set_path, validate,
 )
 from hpcrail.kinds import validate_document
 from hpcrail.results.outputs import RUN_NAMES
 from hpcrail.results.saltelli import saltelli_block, saltelli_problem, saltelli_unit  # noqa: F401  (re-exported)
+from hpcrail.sweep.makeup import FEATURES, LOCO, MakeupSpec
 
-DESIGNS = ("grid", "zip", "random", "lhs", "sobol", "saltelli")
-#: designs whose points are drawn from the parameters' distributions
-SAMPLED = ("random", "lhs", "sobol", "saltelli")
+DESIGNS = ("grid", "zip", "random", "lhs", "sobol", "saltelli", "makeup")
+#: designs whose points are drawn from the parameters' distributions (a make-up design draws its other
+#: parameters as the random design does)
+SAMPLED = ("random", "lhs", "sobol", "saltelli", "makeup")
 DISCRETE = ("values", "linspace", "logspace", "range", "registered")
 DISTRIBUTIONS = ("uniform", "loguniform", "normal", "lognormal")
 SOURCES = DISCRETE + DISTRIBUTIONS
@@ -208,6 +210,10 @@ class SeriesOutput(Strict):
 
     interval_s: float = Field(..., ge=1e-6, description="sampling interval of the kept series")
     variables: list[str] = Field(["coupler_force", "speed"], min_length=1)
+    select: Optional[dict[str, list[int]]] = Field(None, description="keep the series only for the labels FIRST.."
+                                                   "LAST (inclusive) of these dimensions, e.g. {coupler: [120, 128]}: "
+                                                   "a mixed train's in-train forces around its detailed wagon; the "
+                                                   "store's dimension is then <dim>_kept")
 
     @field_validator("variables")
     @classmethod
@@ -215,6 +221,24 @@ class SeriesOutput(Strict):
         if len(set(v)) != len(v):
             raise ValueError("series variables listed twice")
         return v
+
+    @field_validator("select")
+    @classmethod
+    def _ranges(cls, v):
+        for dim, r in (v or {}).items():
+            if len(r) != 2 or not 1 <= r[0] <= r[1] <= 10 ** 7:
+                raise ConfigValueError("a range of labels [FIRST, LAST]", field=dim, value=r,
+                                       allowed="[FIRST, LAST] with 1 <= FIRST <= LAST (labels count from 1)")
+        return v
+
+    @model_serializer(mode="wrap")
+    def _without_empty_select(self, handler):
+        # a spec without a selection dumps as before (the stored `outputs` and the study fingerprints of existing
+        # stores stay valid)
+        d = handler(self)
+        if isinstance(d, dict) and d.get("select") is None:
+            d.pop("select", None)
+        return d
 
 
 class Outputs(Strict):
@@ -243,8 +267,10 @@ class SweepSpec(Strict):
     name: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
     set: dict[str, Any] = Field({}, description="fixed overrides of the base (dotted path: value)")
-    parameters: dict[str, ParameterSpec] = Field(..., min_length=1, max_length=100)
-    design: Literal["grid", "zip", "random", "lhs", "sobol", "saltelli"] = "grid"
+    parameters: dict[str, ParameterSpec] = Field({}, max_length=100)
+    design: Literal["grid", "zip", "random", "lhs", "sobol", "saltelli", "makeup"] = "grid"
+    makeup: Optional[MakeupSpec] = Field(None, description="design makeup: the cars, locomotives and rules of the "
+                                         "drawn train make-ups (hpcrail.sweep.makeup)")
     samples: Optional[int] = Field(None, ge=1, le=MAX_SAMPLES_DESIGN, description="number of scenarios of "
                                    "random/lhs/sobol designs; base samples N of a saltelli design")
     second_order: bool = Field(False, description="saltelli: also the second-order indices (N (2D + 2) scenarios "
@@ -281,10 +307,15 @@ class Parameter:
 
     path: str
     name: str
-    spec: ParameterSpec
+    spec: ParameterSpec | None
     levels: list | None
     label: str = ""
     units: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        if not self.source and self.spec is not None:
+            self.source = self.spec.source
 
 
 @dataclasses.dataclass
@@ -317,6 +348,7 @@ class Expansion:
     parameters: list[Parameter]
     points: list[Point]
     file_values: dict                #: component-file label -> loaded tree
+    warnings: list = dataclasses.field(default_factory=list)   #: what the study should know (duplicate levels)
 
     @property
     def size(self) -> int:
@@ -440,9 +472,13 @@ def _levels(ps: ParameterSpec) -> list | None:
 def _coordinate_names(paths: list[str], explicit: list[str | None], reserved: set = RESERVED) -> list[str]:
     """Readable, unique coordinate names: the last path component, extended leftwards until unique
     (``connection_types.autocoupler.slack_mm`` -> ``slack_mm``, or ``autocoupler_slack_mm``) and past
-    the names in ``reserved``."""
+    the names in ``reserved``; a leaf without a unit suffix inside a list entry keeps the list and index
+    (``consist.1.count`` -> ``consist_1_count``, ``detailed.0.position`` -> ``detailed_0_position``)."""
     parts = [p.split(".") for p in paths]
-    k = [1] * len(paths)
+    # a leaf without units inside a list entry names the entry too: consist.1.count -> consist_1_count
+    # (a coordinate called `count` or `position` says nothing of what is counted or placed)
+    k = [3 if len(ps) >= 3 and ps[-2].lstrip("-").isdigit() and parameter_units(p) is None else 1
+         for p, ps in zip(paths, parts)]
 
     def name(i):
         if explicit[i]:
@@ -505,7 +541,7 @@ def overlay_document(base: Document, overrides: dict, spec_file: Path | str = "s
         _copy_along(tree, parts)
         set_path(tree, parts, value)
         origins[tuple(int(p) if p.isdigit() else p for p in parts)] = _display(Path(spec_file))
-    return Document(tree=tree, root_file=base.root_file, origins=origins)
+    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside)
 
 
 def _label(value) -> Any:
@@ -576,8 +612,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
     if spec.design == "zip":
         return list(zip(*levels))
     n = int(spec.samples)
-    if spec.design == "random":
-        rng = np.random.default_rng(spec.seed)
+    if spec.design in ("random", "makeup"):
+        rng = np.random.default_rng(spec.seed if spec.design == "random" else spec.seed + 1)
         cols = [_random(ps, lv, rng, n) for ps, lv in zip(pspecs, levels)]
     else:
         u = (saltelli_unit(len(pspecs), n, spec.seed, spec.second_order) if spec.design == "saltelli"
@@ -586,7 +622,8 @@ def design_values(spec: SweepSpec, levels: list[list | None]) -> list[tuple]:
     for j, ps in enumerate(pspecs):
         if ps.integer:
             cols[j] = [int(round(x)) if isinstance(x, float) else x for x in cols[j]]
-    return list(zip(*cols))
+    rows = len(cols[0]) if cols else n        # saltelli: N (D + 2) rows; a make-up design may have no parameter
+    return [tuple(c[i] for c in cols) for i in range(rows)]
 
 
 def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigIssue]:
@@ -603,6 +640,14 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
     if not base.is_file():
         add("base", "base scenario file not found", spec.base, "a scenario file, relative to the spec")
     sampled = spec.design in SAMPLED
+    if spec.design == "makeup" and spec.makeup is None:
+        add("makeup", "design makeup needs a makeup block (cars, locomotives, rules)", has_value=False,
+            allowed="makeup: {cars: [...], locomotives: {...}}")
+    if spec.makeup is not None and spec.design != "makeup":
+        add("makeup", f"a makeup block applies to design makeup, not {spec.design!r}", allowed="design: makeup")
+    if not spec.parameters and spec.design != "makeup":
+        add("parameters", "a sweep needs at least one parameter", has_value=False,
+            allowed="parameters: {dotted.path: {values: [...]}} (or design makeup)")
     for path, ps in spec.parameters.items():
         if not path or any(not p for p in path.split(".")):
             add(f"parameters.{path}", "empty component in the dotted path", path, "a dotted path like a --set path")
@@ -641,7 +686,7 @@ def _check_spec(spec: SweepSpec, doc: Document, spec_file: Path) -> list[ConfigI
         if len(set(counts.values())) > 1:
             add("parameters", "zip needs lists of equal length", ", ".join(f"{p}: {n}" for p, n in counts.items()),
                 "lists of one length")
-    elif spec.design == "grid":
+    elif spec.design == "grid" and counts:
         total = math.prod(counts.values())
         if total > MAX_SCENARIOS:
             add("parameters", f"the grid has {total:.3g} scenarios", " × ".join(str(n) for n in counts.values()),
@@ -684,19 +729,21 @@ def load_spec(path: str | Path | dict) -> tuple[SweepSpec, Document, str]:
     root = read_yaml(path) if tree is None else _fix_numbers(tree)
     doc = Document(tree=root, root_file=_display(path) if tree is None else "<sweep spec>")
     if not isinstance(root, dict):
-        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping", root)])
+        raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a sweep spec must be a mapping",
+                                       content_summary(root), allowed="a YAML mapping with base and parameters")])
     spec = validate(SweepSpec, doc, lambda s, d: _check_spec(s, d, path))
     text = path.read_text() if tree is None else yaml.safe_dump(tree, sort_keys=False)
     return spec, doc, text
 
 
-def _resolve_value(value, where: Path, cache: dict):
+def _resolve_value(value, where: Path, cache: dict, folder: Path | None = None):
     """Component files given as values (``../connections/x.yaml``) are loaded like includes,
-    relative to the directory ``where``."""
+    relative to the directory ``where``; values of files outside ``folder`` (the spec's) are never shown
+    in errors."""
     if isinstance(value, str) and value.lower().endswith((".yaml", ".yml")):
         key = (str(where), value)
         if key not in cache:
-            cache[key] = load_document(where / value).tree
+            cache[key] = load_document(where / value, folder=folder, named_by=repr(value)).tree
         return cache[key]
     return value
 
@@ -727,7 +774,7 @@ def _unknown_path_issue(spec_file: str, where: str, path: str, canon: dict) -> C
 
 
 def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterSpec, levels: list | None,
-                 where: Path, files: dict) -> list[ConfigIssue]:
+                 where: Path, files: dict, folder: Path | None = None) -> list[ConfigIssue]:
     """Values of a parameter that its field refuses whatever the other fields are (type, finiteness,
     range): each is a spec error naming the value, not an ``invalid`` scenario.  Discrete sources
     check every level (component files resolved), distributions their bounds (``uniform``,
@@ -746,7 +793,7 @@ def level_issues(kind, base: Document, spec_file: str, path: str, ps: ParameterS
     src = ps.source
     if levels is not None:
         checks = [(f"parameters.{path}.{src}" + (f".{i}" if src == "values" else ""), v,
-                   _resolve_value(v, where, files)) for i, v in enumerate(levels)]
+                   _resolve_value(v, where, files, folder)) for i, v in enumerate(levels)]
     elif src in ("uniform", "loguniform"):
         checks = [(f"parameters.{path}.{src}.{i}", v, v) for i, v in enumerate(getattr(ps, src))]
     else:
@@ -793,13 +840,15 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     spec_file, _tree = spec_source(path)
     spec, sdoc, text = load_spec(path)
     files: dict = {}
-    base = load_document(spec_file.parent / spec.base)
+    folder = scenario_folder(spec_file)   # errors never show values of files outside the spec's folder
+    base = load_document(spec_file.parent / spec.base, folder=folder, named_by=f"{sdoc.root_file}: base = "
+                         f"{spec.base!r}")
     issues = []
     for key, value in spec.set.items():
         try:
             parts = key.split(".")
             _copy_along(base.tree, parts)
-            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files))
+            set_path(base.tree, parts, _resolve_value(value, spec_file.parent, files, folder))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = sdoc.root_file
         except (KeyError, IndexError) as exc:
             issues.append(override_issue(sdoc.root_file, f"set.{key}={value!r}", exc))
@@ -809,7 +858,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         try:
             parts, value = parse_override(text_)
             _copy_along(base.tree, parts)
-            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files))
+            set_path(base.tree, parts, _resolve_value(value, Path.cwd(), files, folder))
             base.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "--set"
         except (ValueError, KeyError, IndexError) as exc:
             issues.append(override_issue("--set", text_, exc))
@@ -839,11 +888,19 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         if bad:
             issues.append(ConfigIssue(sdoc.root_file, "outputs.series.variables", f"unknown series of model kind "
                                       f"{kind.name!r}", bad, ", ".join(series)))
+        dims = {d.name: d for d in kind.dims}
+        along = sorted({d for o in kind.outputs if o.role == "series" and o.name in spec.outputs.series.variables
+                        for d in o.dims if d != "time" and dims.get(d) is not None and dims[d].labels == "index"})
+        for dim in spec.outputs.series.select or {}:
+            if dim not in along:
+                issues.append(ConfigIssue(sdoc.root_file, f"outputs.series.select.{dim}", "not a numbered dimension "
+                                          "of the kept series", dim, ", ".join(along) or "none (keep a series along "
+                                          "coupler or vehicle)"))
     if issues:
         raise ConfigError(issues)
     levels = [_levels(ps) for ps in spec.parameters.values()]
     for (path, ps), lv in zip(spec.parameters.items(), levels):
-        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files)
+        issues += level_issues(kind, base, sdoc.root_file, path, ps, lv, spec_file.parent, files, folder)
     if spec.outputs.series is not None:
         issues += _series_issues(spec, kind, base_sc, sdoc.root_file)
     if issues:
@@ -856,12 +913,21 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             labels[i] = paths[i][:60]
     params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or "")
               for p, n, ps, lv, lab in zip(paths, names, spec.parameters.values(), levels, labels)]
+    values = design_values(spec, levels)
+    makeups = None
+    if spec.design == "makeup":
+        makeups, extra = _makeups(spec, base_sc, sdoc.root_file, reserved | set(names))
+        params += extra
+        values = [v + (m.code,) + tuple(m.features[f] for f in FEATURES) for v, m in zip(values, makeups)]
     points = []
     shared: dict = {}
-    for i, vals in enumerate(design_values(spec, levels)):
-        overrides = {p: _resolve_value(v, spec_file.parent, files) for p, v in zip(paths, vals)}
-        pt = Point(index=i, values=tuple(ps.coordinate_value(v) for ps, v in zip(spec.parameters.values(), vals)),
-                   overrides=overrides, id="")
+    for i, vals in enumerate(values):
+        overrides = {p: _resolve_value(v, spec_file.parent, files, folder) for p, v in zip(paths, vals)}
+        if makeups is not None:
+            overrides[spec.makeup.path] = makeups[i].entries
+        specs = list(spec.parameters.values())
+        coords = tuple(ps.coordinate_value(v) for ps, v in zip(specs, vals)) + tuple(_label(v) for v in vals[len(specs):])
+        pt = Point(index=i, values=coords, overrides=overrides, id="")
         try:
             sc = validate_document(overlay_document(base, overrides, spec_file))
         except ConfigError as exc:
@@ -877,7 +943,78 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
             pt.id = "x" + hashlib.sha256(blob.encode()).hexdigest()[:15]
         points.append(pt)
     return Expansion(spec=spec, spec_file=spec_file, spec_text=text, cli_set=list(cli_set), base_doc=base,
-                     base_hash=base_hash, parameters=params, points=points, file_values=files)
+                     base_hash=base_hash, parameters=params, points=points, file_values=files,
+                     warnings=duplicate_warnings(spec, sdoc.root_file, levels, points))
+
+
+def _level_key(v) -> str:
+    """Equal levels have equal keys (``10`` and ``10.0`` set a field to the same value)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return repr(float(v))
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def duplicate_warnings(spec: SweepSpec, spec_file: str, levels: list, points: list) -> list[str]:
+    """Warnings about scenarios a ``grid``/``zip`` study runs more than once: a level of a grid given twice
+    (``values: [10, 20, 10]``, a ``linspace`` whose rounded values repeat), a row of a zip given twice, and
+    scenarios with the same id (the same canonical scenario from different levels, e.g. an integrator and
+    its alias).  Sampled designs repeat discrete levels by construction and get none."""
+    if spec.design not in ("grid", "zip"):
+        return []
+    out = []
+    if spec.design == "grid":
+        for (path, _ps), lv in zip(spec.parameters.items(), levels):
+            if lv is None:
+                continue
+            seen: dict = {}
+            for v in lv:
+                seen.setdefault(_level_key(v), []).append(v)
+            dup = [vs[0] for vs in seen.values() if len(vs) > 1]
+            if dup:
+                shown = ", ".join(repr(_label(v)) for v in dup[:5]) + (" …" if len(dup) > 5 else "")
+                out.append(f"{spec_file}: parameters.{path}: level{'s' if len(dup) > 1 else ''} {shown} given more "
+                           "than once: the grid runs the same scenarios again (remove the repeated levels)")
+    else:
+        rows: dict = {}
+        for i, row in enumerate(zip(*levels)):
+            rows.setdefault(tuple(_level_key(v) for v in row), []).append(i)
+        dup = [ix for ix in rows.values() if len(ix) > 1]
+        if dup:
+            shown = "; ".join(" = ".join(str(i) for i in ix) for ix in dup[:5]) + (" …" if len(dup) > 5 else "")
+            out.append(f"{spec_file}: parameters: zip rows given more than once (rows {shown}, counted from 0): "
+                       "the zip runs the same scenarios again (remove the repeated rows)")
+    ids = [p.id for p in points if p.error is None]
+    n_dup = len(ids) - len(set(ids))
+    if n_dup and not out:
+        out.append(f"{spec_file}: {n_dup} of the {len(points)} scenarios are the same scenario as another one (the "
+                   "same scenario id after validation): they are run again")
+    return out
+
+
+def _makeups(spec: SweepSpec, base_sc, spec_file: str, taken: set):
+    """The drawn make-ups of a ``makeup`` design and the store coordinates describing them (the make-up code and
+    the pattern features of :mod:`hpcrail.sweep.makeup`); raises ConfigError for unknown types or rules that
+    admit (almost) nothing."""
+    from hpcrail.sweep.makeup import draw
+
+    mk = spec.makeup
+    if not isinstance(getattr(base_sc, mk.path.split(".")[0], None), list) and mk.path != "consist":
+        raise ConfigError([ConfigIssue(spec_file, "makeup.path", "not a list of the base scenario", mk.path,
+                                       "consist")])
+    try:
+        found = draw(mk, base_sc.vehicle_types, int(spec.samples), spec.seed)
+    except ValueError as exc:
+        raise ConfigError([ConfigIssue(spec_file, "makeup", str(exc))]) from None
+    for name in ("makeup", *FEATURES):
+        if name in taken:
+            raise ConfigError([ConfigIssue(spec_file, "parameters", f"coordinate name {name!r} is the make-up "
+                                           "design's own", name, "another name (parameters.<path>.name)")])
+    legend = ", ".join(f"{MakeupSpec.code_of(g)} = {g.type}" for g in mk.cars) + f", {LOCO} = {mk.locomotives.type}"
+    extra = [Parameter("makeup.code", "makeup", None, None, label=f"train make-up ({legend})", source="makeup")]
+    for f, (label, units, _d) in FEATURES.items():
+        extra.append(Parameter(f"makeup.{f}", f, None, None, label=label, units="" if units == "1" else units,
+                               source="makeup"))
+    return found, extra
 
 
 def describe_point(pt: Point, sc, shared: dict | None = None) -> None:

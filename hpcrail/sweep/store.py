@@ -84,6 +84,7 @@ class Layout:
     series: list
     variables: dict  # name -> (dims, dtype, attrs)
     dims: dict = dataclasses.field(default_factory=dict)   #: dimension -> its Dim declaration
+    kept: dict = dataclasses.field(default_factory=dict)   #: "<dim>_kept" -> (dim, first, last) of the series kept
 
     def _sizes(self, scenario: int) -> dict:
         return {"scenario": scenario, **self.sizes}
@@ -163,6 +164,8 @@ def make_layout(exp, batch_size: int) -> Layout:
     dims: dict = {}
     series = []
     note = f"Sampled every {out.series.interval_s:g} s." if out.series else ""
+    select = (out.series.select or {}) if out.series else {}
+    kept = {f"{d}_kept": (d, int(r[0]), int(r[1])) for d, r in select.items()}
     for kname in sorted({p.kind for p in valid}):
         kind = kinds.get(kname)
         pts = [p for p in valid if p.kind == kname]
@@ -176,6 +179,10 @@ def make_layout(exp, batch_size: int) -> Layout:
             if o.name not in used or not stored(o, out):
                 continue
             var = _variable(o, note if o.role == "series" else "")
+            if o.role == "series" and any(d in select for d in o.dims):
+                sel = ", ".join(f"{d} {a}..{b}" for k_, (d, a, b) in kept.items() if d in o.dims)
+                var = (tuple(f"{d}_kept" if d in select else d for d in var[0]), var[1],
+                       {**var[2], "description": f"{var[2]['description']} Kept for {sel} only."})
             if o.name in v and (v[o.name][0], v[o.name][1]) != var[:2]:
                 raise ValueError(f"output {o.name!r} is declared with different dimensions or types by the kinds "
                                  "of this sweep")
@@ -186,8 +193,12 @@ def make_layout(exp, batch_size: int) -> Layout:
     if series:
         times = series_times(max([p.duration for p in valid] + [0.0]), out.series.interval_s)
         sizes["time"] = len(times)
+    used = {d for dims_, _dt, _a in v.values() for d in dims_}
+    kept = {k: r for k, r in kept.items() if k in used}
+    for k, (d, a, b) in kept.items():
+        sizes[k] = b - a + 1
     return Layout(n_scenarios=exp.size, batch_size=batch_size, sizes=sizes, times=times, envelopes=out.envelopes,
-                  series=series, variables=v, dims=dims)
+                  series=series, variables=v, dims=dims, kept=kept)
 
 
 def _coordinates(exp, layout: Layout) -> dict:
@@ -206,8 +217,8 @@ def _coordinates(exp, layout: Layout) -> dict:
             arr = np.array([np.nan if x is None else float(x) for x in vals], dtype=np.float64)
         else:
             arr = np.array(["" if x is None else str(x) for x in vals], dtype=str)
-        attrs = {"long_name": par.label, "description": f"Swept parameter {par.path} ({par.spec.source}).",
-                 "sweep_path": par.path, "sweep_source": par.spec.source}
+        attrs = {"long_name": par.label, "description": f"Swept parameter {par.path} ({par.source}).",
+                 "sweep_path": par.path, "sweep_source": par.source}
         if par.units:
             attrs["units"] = par.units
         c[par.name] = ("scenario", arr, attrs)
@@ -241,9 +252,24 @@ def _coordinates(exp, layout: Layout) -> dict:
             if all(p.coords[cname][1] == values for p in valid):
                 arr = np.asarray(values)
                 c[cname] = (dim, arr.astype(str) if arr.dtype.kind in "OU" else arr, dict(attrs))
+    for k, (d, a, b) in layout.kept.items():
+        long_name = layout.dims[d].long_name if d in layout.dims else d
+        c[k] = (k, np.arange(a, b + 1), {"long_name": f"{long_name} (series kept)", "description": f"The {d}s "
+                                         f"{a}..{b} whose series the sweep kept (outputs.series.select)."})
     if layout.times is not None:
         c["time"] = ("time", layout.times, dict(TIME_ATTRS))
     return c
+
+
+def _value_type(par) -> str:
+    """How a parameter's coordinate values map back to override values: ``file`` (component files: their
+    trees in ``sweep_file_values``), ``json`` (mappings or lists, stored as JSON text) or ``plain``."""
+    levels = par.levels or []
+    if any(isinstance(v, str) and v.lower().endswith((".yaml", ".yml")) for v in levels):
+        return "file"
+    if any(isinstance(v, (dict, list)) for v in levels):
+        return "json"
+    return "plain"
 
 
 def study_attrs(exp, layout: Layout) -> dict:
@@ -277,9 +303,12 @@ def study_attrs(exp, layout: Layout) -> dict:
         "second_order": int(spec.second_order),
         "n_scenarios": int(exp.size),
         "batch_size": int(layout.batch_size),
-        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.spec.source, "label": p.label,
-                                   "units": p.units} for p in exp.parameters]),
+        "parameters": json.dumps([{"path": p.path, "name": p.name, "source": p.source, "label": p.label,
+                                   "units": p.units, "value_type": _value_type(p)} for p in exp.parameters]),
+        # the trees of component files given as values: hpcrail scenario / rerun rebuild members from the store
+        "sweep_file_values": json.dumps({v: tree for (_where, v), tree in exp.file_values.items()}, default=str),
         "outputs": json.dumps(spec.outputs.model_dump()),
+        "makeup": json.dumps(spec.makeup.model_dump()) if spec.makeup is not None else "",
         "budget": json.dumps(spec.budget.model_dump()),
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,
@@ -343,10 +372,43 @@ def repair_coordinates(exp, path: str | Path, layout: Layout, names) -> None:
             g[name][:] = vals.astype(str) if vals.dtype == object else vals
 
 
+def copy_scenarios(old: str | Path, new: str | Path, layout: Layout, pairs: np.ndarray, block: int = 4096) -> None:
+    """Copy finished scenarios from the store ``old`` into the new store ``new`` (of ``layout``) and mark them
+    done there: ``pairs`` int64[k, 2] of (index in ``old``, index in ``new``).  Every variable both stores have
+    is copied row by row; the other dimensions are cut or padded with fill values to the new sizes (a study
+    grown with longer trains or runs); variables only the new store has keep their fill values."""
+    import zarr
+
+    go = zarr.open_group(str(old), mode="r", zarr_format=2)
+    gn = zarr.open_group(str(new), mode="r+", zarr_format=2)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    pairs = pairs[np.argsort(pairs[:, 1], kind="stable")]
+    names = [n for n in layout.variables if n != "done" and n in go]
+    for a in range(0, len(pairs), block):
+        part = pairs[a:a + block]
+        io, inew = part[:, 0], part[:, 1]
+        for name in names:
+            src = go[name]
+            dims, dtype, _ = layout.variables[name]
+            vals = src.get_orthogonal_selection((io,) + (slice(None),) * (src.ndim - 1))
+            vals = as_strings(vals).astype(dtype) if np.dtype(dtype).kind in "OU" else np.asarray(vals)
+            dst = layout.empty(name, len(part))
+            if vals.ndim != dst.ndim:
+                continue
+            cut = tuple(slice(0, min(x, y)) for x, y in zip(vals.shape[1:], dst.shape[1:]))
+            dst[(slice(None),) + cut] = vals[(slice(None),) + cut]
+            gn[name].set_orthogonal_selection((inew,) + (slice(None),) * (dst.ndim - 1), dst)
+        gn["done"].set_orthogonal_selection((inew,), np.ones(len(part), dtype=np.int8))
+
+
 def write_region(path: str | Path, layout: Layout, start: int, stop: int, arrays: dict) -> None:
     """Write whole chunks ``[start, stop)`` along ``scenario`` of every variable in ``arrays``
     (name -> numpy array of shape (stop-start, ...)), then — in a second write — mark them done.
     ``arrays`` must not contain ``done``."""
+    if start % layout.batch_size or not (stop - start == layout.batch_size or stop == layout.n_scenarios):
+        # a task owns whole chunks: two writers never share one (no read-modify-write race; zarr-python
+        # issue 3682 lost data exactly so, with dask chunks smaller than shards)
+        raise ValueError(f"region [{start}, {stop}) is not one whole batch of {layout.batch_size} scenarios")
     region = {"scenario": slice(start, stop)}
     data = {name: (layout.variables[name][0], arr) for name, arr in arrays.items() if name != "done"}
     xr.Dataset(data).to_zarr(path, region=region, mode="r+", consolidated=False, zarr_format=2)
@@ -478,6 +540,16 @@ def counts(state: dict) -> dict:
             "failed": int((done & ~ok).sum()), "pending": int((~done).sum()), "by_status": by}
 
 
+def counts_of(path: str | Path) -> dict:
+    """:func:`counts` of a store from its ``done`` and ``status`` arrays only (what a progress line
+    re-reads during a run; :func:`read_state` also checks every other array).  Raises on unreadable
+    chunks."""
+    g = open_group(path)
+    done = np.asarray(g["done"][:]).astype(bool)
+    status = as_strings(g["status"][:])
+    return counts({"done": done, "status": status})
+
+
 def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
     """Update attributes and consolidate the metadata (end of a run); remove stale ``.partial``
     files left by writers killed mid-write (zarr writes a chunk to a temporary file, then renames)."""
@@ -492,6 +564,6 @@ def finalize(path: str | Path, extra_attrs: dict | None = None) -> None:
             p.unlink(missing_ok=True)
 
 
-__all__ = ["Layout", "make_layout", "create_store", "write_region", "read_region", "read_state", "counts",
+__all__ = ["Layout", "make_layout", "create_store", "copy_scenarios", "write_region", "read_region", "read_state", "counts", "counts_of",
            "corrupt_summary", "repair_coordinates",
            "finalize", "series_times", "stored", "SUCCESS", "STATUS_PENDING", "STATUS_INVALID", "STATUS_ERROR"]

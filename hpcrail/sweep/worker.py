@@ -78,7 +78,11 @@ def _row_from_dataset(ds, layout: Layout) -> dict:
             v = ds[name].values
             row[name] = str(v) if np.dtype(dtype).kind in "OU" else v.item()
             continue
-        arr = np.asarray(ds[name].values)
+        da = ds[name]
+        for d, a, b in layout.kept.values():     # outputs.series.select: labels a..b (1-based positions)
+            if d in da.dims:
+                da = da.isel({d: slice(a - 1, b)})
+        arr = np.asarray(da.values)
         full = layout.empty(name, 1)[0]
         full[tuple(slice(0, s) for s in arr.shape)] = arr
         row[name] = full
@@ -156,14 +160,29 @@ def assemble(task: BatchTask, rows: list[dict]) -> dict:
 
 def run_task(task: BatchTask) -> dict:
     """Compute, write and mark done batch ``[start, stop)``; returns a summary for the driver:
-    ``{"start", "stop", "statuses": [(index, status)], "seconds": {...}}``."""
-    t0 = time.perf_counter()
-    rows, secs = compute_rows(task)
-    t1 = time.perf_counter()
-    arrays = assemble(task, rows)
-    write_region(task.store, task.layout, task.start, task.stop, arrays)
-    secs["write"] = time.perf_counter() - t1
-    secs["total"] = time.perf_counter() - t0
+    ``{"start", "stop", "statuses": [(index, status)], "seconds": {...}}``.
+
+    Nothing in a task schedules dask work: any dask collection computed inside (by a library) runs on the
+    synchronous scheduler of this thread, never as tasks of the sweep's cluster.  An attempt that raises
+    (the store cannot be written) is told to the driver (:func:`hpcrail.sweep.runlog.log_task_event`)
+    before dask retries it."""
+    import dask
+
+    try:
+        with dask.config.set(scheduler="synchronous"):
+            t0 = time.perf_counter()
+            rows, secs = compute_rows(task)
+            t1 = time.perf_counter()
+            arrays = assemble(task, rows)
+            write_region(task.store, task.layout, task.start, task.stop, arrays)
+            secs["write"] = time.perf_counter() - t1
+            secs["total"] = time.perf_counter() - t0
+    except Exception as exc:
+        from hpcrail.sweep.runlog import log_task_event
+
+        log_task_event({"action": "attempt-failed", "start": task.start, "stop": task.stop,
+                        "error": _error_text(exc)[:300]})
+        raise
     return {"start": task.start, "stop": task.stop,
             "statuses": [(i, r["status"]) for i, r in zip(task.todo, rows)], "seconds": secs}
 

@@ -65,7 +65,11 @@ KIND = ModelKind(
         Figure("brake_pressures", "brake-pipe and brake-cylinder pressure against time at chosen vehicles "
                "(pneumatic brake)", lazy(f"{_BFIG}:brake_pressures"), _has_brake_pipe),
         Figure("brake_pipe_heatmap", "brake-pipe pressure over time x vehicle with the front's arrival (pneumatic "
-               "brake)", lazy(f"{_BFIG}:brake_pipe_heatmap"), _has_brake_pipe),),
+               "brake)", lazy(f"{_BFIG}:brake_pipe_heatmap"), _has_brake_pipe),
+        Figure("running_safety", "quasi-static running safety of every vehicle: its maxima over their limits "
+               "along the train, locomotives and flags marked, the verdict",
+               lazy("hpcrail.kinds.ltd.safety_figures:running_safety"),
+               lazy("hpcrail.kinds.ltd.safety_figures:has_running_safety")),),
     report_figures=(),
     summary=SUMMARY,
     summary_title="benchmark metrics (Bosso et al. 2024, Tables 1-2)",

@@ -16,6 +16,9 @@ A connection type's ``kind:`` selects its law.  Each :class:`CouplerLaw` entry g
   ``finite_difference`` (a declared fallback: the model offers no analytic Jacobian and the implicit
   integrators difference the right-hand side over the LTD sparsity pattern);
 * ``partitionable`` — whether the hidden-vehicle blocks of :mod:`hpcrail.partition` evaluate it;
+* ``mixed`` — whether the mixed train's kernel (:mod:`hpcrail.models.mixed`, an LTD consist coupled to
+  detailed vehicles) evaluates it (a separate question from the blocks: the mixed kernel runs the table
+  branch only);
 * ``extra_outputs`` — the outputs of the LTD kind (``hpcrail.kinds.ltd.outputs``) a consist using the
   law adds (their condition is "a connection of the consist uses the law").
 
@@ -294,6 +297,7 @@ class CouplerLaw:
     partitionable: bool
     extra_outputs: tuple = ()
     source: str = ""
+    mixed: bool = False
 
 
 _FRICTION_OUTPUTS = ("friction_force", "relative_velocity", "friction_mode", "stick_phases", "stick_time",
@@ -305,11 +309,11 @@ _NEWTON_OUTPUTS = ("coupler_newton_solves", "coupler_newton_iterations", "couple
 #: ``kind`` -> law, in the order of the ``kind:`` values' documentation
 LAWS: dict[str, CouplerLaw] = {law.kind: law for law in (
     CouplerLaw("hysteretic", HystereticCoupler, "draft gear with slack, loading/unloading curves and end stop",
-               _table_hysteretic, "table", None, "analytic", True, source="Bosso et al. 2024 eq (7)"),
+               _table_hysteretic, "table", None, "analytic", True, source="Bosso et al. 2024 eq (7)", mixed=True),
     CouplerLaw("rigid_bar", RigidBar, "slackless drawbar: linear spring-damper", _table_spring_damper, "table",
-               None, "analytic", True),
+               None, "analytic", True, mixed=True),
     CouplerLaw("linear", LinearConnection, "linear spring-damper with optional slack", _table_spring_damper, "table",
-               None, "analytic", True),
+               None, "analytic", True, mixed=True),
     CouplerLaw("friction", FrictionDraftGear, "dry-friction draft gear (stick/slip), event-driven or regularised",
                _table_spring_damper, "friction", _pack_friction, "finite_difference", False, _FRICTION_OUTPUTS,
                source="Oprea 2018"),
@@ -359,6 +363,15 @@ def partitionable_laws() -> tuple:
     return tuple(k for k, law in LAWS.items() if law.partitionable)
 
 
+def non_mixed_laws(sc) -> list[str]:
+    """Laws of the consist that the mixed train's kernel does not evaluate (sorted)."""
+    return sorted(k for k in laws_used(sc) if not LAWS[k].mixed)
+
+
+def mixed_laws() -> tuple:
+    return tuple(k for k, law in LAWS.items() if law.mixed)
+
+
 def uses_output(sc, name: str) -> bool:
     """True if a law of the consist adds output ``name``."""
     return any(name in LAWS[k].extra_outputs for k in laws_used(sc))
@@ -366,4 +379,4 @@ def uses_output(sc, name: str) -> bool:
 
 __all__ = ["CouplerLaw", "LAWS", "ConnectionType", "HystereticCoupler", "RigidBar", "LinearConnection",
            "FrictionDraftGear", "NoninertialConnection", "GearCurves", "law_of", "laws_used", "unpartitionable_laws",
-           "partitionable_laws", "uses_output", "strictly_increasing"]
+           "partitionable_laws", "non_mixed_laws", "mixed_laws", "uses_output", "strictly_increasing"]

@@ -239,7 +239,7 @@ def _colours(n):
 
 
 def friction_figures(ds: xr.Dataset, out_dir=None, coupler: int = 4, max_lines: int = 12,
-                     t_max: float | None = None, **_opts) -> list:
+                     t_max: float | None = None, report: bool = False, store_name: str = "", **_opts) -> list:
     """Write the three figures as PNG into ``out_dir``; returns their paths (the figures with
     ``out_dir=None``).
 
@@ -287,6 +287,8 @@ def friction_figures(ds: xr.Dataset, out_dir=None, coupler: int = 4, max_lines: 
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     out.append(finish(fig, out_dir, f"coupler_{coupler}_force"))
+    if report and out_dir is not None:   # the hpcrail friction-report command
+        out.append(friction_report(ds, out_dir, out, store_name or ds.attrs.get("scenario_name", "")))
     return out
 
 
@@ -323,3 +325,44 @@ def stationary_check(ds: xr.Dataset) -> dict:
     return {"all_stick": bool(np.all(mode[fric] == 1)), "accel": last["acceleration"].values,
             "accel_rigid": float(a_rigid), "force": last["coupler_force"].values, "force_rigid": behind,
             "mass": mass}
+
+
+def friction_report(ds: xr.Dataset, out, paths: list, store_name: str = ""):
+    """Write ``report.md`` of a friction run into ``out``: stick/slip mode changes, the final stationary phase
+    against the rigid train (:func:`stationary_check`), friction work and the figures ``paths``; returns its
+    path."""
+    from pathlib import Path
+
+    import numpy as np
+
+    M = ds.sizes["coupler"]
+    chk = stationary_check(ds)
+    lines = [f"# {ds.attrs.get('scenario_name', store_name)}: dry-friction draft gears",
+             "", f"treatment: {ds.attrs.get('friction_treatment')}, stick band η = "
+             f"{ds.attrs.get('friction_stick_band_mps'):g} m/s, integrator {ds.attrs.get('integrator')}, "
+             f"status {ds['status'].values}, {int(ds['nsteps'])} steps, {int(ds['nfev'])} RHS evaluations, "
+             f"{int(ds['n_events'])} events, wall {float(ds['wall_time']):.3f} s", ""]
+    if "mode_change_time" in ds and ds.sizes.get("mode_change", 0):
+        names = {0: "free", 1: "stick", 2: "slip +", -2: "slip -", 3: "break-away +", -3: "break-away -"}
+        lines += ["## Mode changes", "", "| t [s] | connection | new mode |", "|---|---|---|"]
+        for t, k, mo in zip(ds["mode_change_time"].values, ds["mode_change_coupler"].values,
+                            ds["mode_change_mode"].values):
+            lines.append(f"| {t:.6f} | {int(k)} | {names.get(int(mo), int(mo))} |")
+        lines.append("")
+    lines += ["## Final state vs the rigid train", "",
+              f"every friction connection sticks: {chk['all_stick']}; acceleration of the vehicles "
+              f"{np.min(chk['accel']):.6g}..{np.max(chk['accel']):.6g} m/s², rigid train ΣF/ΣM = "
+              f"{chk['accel_rigid']:.6g} m/s²", "",
+              "| connection | force [kN] | rigid-train force [kN] | final deflection [mm] | stick phases | "
+              "stick time [s] |", "|---|---|---|---|---|---|"]
+    for k in range(M):
+        lines.append(f"| {k + 1} | {chk['force'][k] / 1e3:.4f} | {chk['force_rigid'][k] / 1e3:.4f} | "
+                     f"{float(ds['final_deflection'][k]) * 1e3:.4f} | {float(ds['stick_phases'][k]):.0f} | "
+                     f"{float(ds['stick_time'][k]):.3f} |")
+    lines += ["", f"friction work {float(ds['friction_work']):.6g} J"]
+    if "energy_balance_residual" in ds:
+        lines.append(f"; energy balance residual {float(ds['energy_balance_residual']):.3g} J")
+    lines += ["", "Figures: " + ", ".join(p.name for p in paths), ""]
+    path = Path(out) / "report.md"
+    path.write_text("\n".join(lines))
+    return path

@@ -19,6 +19,7 @@ import numpy as np
 
 from hpcrail.kinds.ltd.brake_outputs import BRAKE_OUTPUTS, BRAKE_SUMMARY
 from hpcrail.kinds.ltd.couplers import uses_output
+from hpcrail.kinds.ltd.safety import SAFETY_OUTPUTS, SAFETY_SUMMARY
 from hpcrail.results.outputs import Dim, Output, Shape
 
 VEHICLE = Dim("vehicle", "vehicle number, 1 = head")
@@ -183,9 +184,12 @@ LTD_FRICTION = (
 )
 
 LTD_OUTPUTS = (LTD_SERIES + COUPLER_ENVELOPES + TRAIN_METRICS + TRAIN_SCALARS + LTD_ENERGY + COUPLER_NEWTON
-               + LTD_FRICTION + BRAKE_OUTPUTS)
-#: what ``hpcrail run`` prints
-SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + BRAKE_SUMMARY
+               + LTD_FRICTION + SAFETY_OUTPUTS + BRAKE_OUTPUTS)
+#: every series of the LTD kind (a run's samples are subset to the requested times by these names)
+SERIES_NAMES = tuple(o.name for o in LTD_OUTPUTS if o.role == "series")
+#: what ``hpcrail run`` prints: the benchmark metrics, the quasi-static running safety of the consist, the
+#: pneumatic brake's metrics
+SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + SAFETY_SUMMARY + BRAKE_SUMMARY
 
 
 #: attributes of the ``vehicle_kind`` coordinate (locomotive positions for figures and analysis)

@@ -11,19 +11,20 @@ import numba
 import numpy as np
 
 from hpcrail.integrators import Problem, integrate
-from hpcrail.kinds.ltd.problem import ltd_problem
+from hpcrail.integrators.contract import BlockLayout
+from hpcrail.kinds.ltd.problem import backend, ltd_problem
 from hpcrail.kinds.ltd.result import ltd_result
 from hpcrail.partition.layout import rank_blocks, scenario_layout, thread_count
-from hpcrail.integrators import spmd
 from hpcrail.partition.ltd import (
-    combine_accs, ltd_jac_spmd, ltd_observe_spmd, ltd_observe_threads, ltd_rhs_spmd, ltd_rhs_threads, ltd_sync_threads,
+    combine_accs, ltd_jac_spmd, ltd_observe_spmd, ltd_observe_threads, ltd_rhs_spmd, ltd_rhs_threads,
     partitioned_params, spmd_bounds, spmd_slots, worker_params,
 )
 
 
-def _attach(res, backend: str, layout, workers: int):
+def _attach(res, backend: str, layout, workers: int, state: str):
     unit = "MPI ranks" if backend == "mpi" else "threads"
     res.attrs["partition"] = f"{backend}: {layout.describe()}; {workers} {unit}"
+    res.attrs["partition_state"] = state
     return res
 
 
@@ -41,12 +42,8 @@ def _owner(n_blocks: int, workers: int) -> np.ndarray:
 
 
 def _distributed(sc) -> bool:
-    """True if the threads run integrates distributed state (``partition.state``; auto: where the method has
-    a distributed-state kernel, :func:`hpcrail.integrators.spmd.supports`)."""
-    state = getattr(sc.partition, "state", "auto")
-    if state == "shared":
-        return False
-    return spmd.supports(sc.integrator.method)
+    """True if the run integrates distributed state (:func:`hpcrail.kinds.ltd.problem.backend`)."""
+    return backend(sc).state == "distributed"
 
 
 def _run_threads(sc, t_out, progress):
@@ -65,25 +62,26 @@ def _run_threads(sc, t_out, progress):
                         **sc.integrator.kwargs())
     finally:
         numba.set_num_threads(before)
-    return _attach(ltd_result(sc, model, sol), "threads", layout, nthr)
+    return _attach(ltd_result(sc, model, sol), "threads", layout, nthr, "shared")
 
 
 def _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr):
-    """Distributed-state run (:mod:`hpcrail.integrators.spmd`): every thread integrates its own blocks."""
+    """Distributed-state run (:mod:`hpcrail.integrators.distributed`): every thread integrates its own
+    blocks."""
     from hpcrail.models.couplers.envelope import ACC_HEAD
 
     W = max(1, min(nthr, layout.n_blocks))
     owner = _owner(layout.n_blocks, W)
     p = model.params
     slots, tail = spmd_slots(p, layout, owner)
-    prob = spmd.SPMDProblem(ltd_rhs_spmd, ltd_observe_spmd, ltd_sync_threads, worker_params(pp, owner),
-                            spmd_bounds(p, layout), owner, model.y0, jac=ltd_jac_spmd, jac_pattern=mono.jac_pattern,
-                            slots=slots, tail=tail, atol_scale=model.atol_scale, rtol_scale=mono.rtol_scale,
-                            acc0=model.acc0,
-                            combine_acc=lambda accs: combine_accs(accs, p, layout, owner, ACC_HEAD))
-    sol = spmd.integrate_spmd(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
-                              **sc.integrator.kwargs())
-    return _attach(ltd_result(sc, model, sol), "threads", layout, W)
+    wp = worker_params(pp, owner)
+    blocks = BlockLayout(spmd_bounds(p, layout), owner, wp, slots=slots, tail=tail, bar=wp[0].bar,
+                         combine_acc=lambda accs: combine_accs(accs, p, layout, owner, ACC_HEAD))
+    prob = Problem(ltd_rhs_spmd, ltd_observe_spmd, wp[0], model.y0, jac=ltd_jac_spmd, jac_pattern=mono.jac_pattern,
+                   atol_scale=model.atol_scale, rtol_scale=mono.rtol_scale, acc0=model.acc0, blocks=blocks)
+    sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
+                    **sc.integrator.kwargs())
+    return _attach(ltd_result(sc, model, sol), "threads", layout, W, "distributed")
 
 
 def _run_mpi(sc, t_out, progress):
@@ -96,10 +94,22 @@ def _run_mpi(sc, t_out, progress):
     layout = scenario_layout(sc.partition, model.n_vehicles, R)
     groups = rank_blocks(layout.n_blocks, R)
     lo, hi = groups[rank]
-    pp = partitioned_params(model.params, layout, b_lo=lo, b_hi=hi,
-                            mpi=pmpi.mpi_fields(comm, layout, groups, model.params.block))
-    prob = Problem(pmpi.ltd_rhs_mpi, pmpi.ltd_observe_mpi, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
+    dist = _distributed(sc)
+    p = model.params
+    pp = partitioned_params(p, layout, b_lo=lo, b_hi=hi,
+                            mpi=pmpi.mpi_fields(comm, layout, groups, p.block, distributed=dist))
+    if dist:   # every rank integrates its own blocks: nothing gathers the state per step
+        owner = _owner(layout.n_blocks, R)
+        pp = pp._replace(xl=np.zeros(p.n_veh), nworkers=R, owner=owner)
+        slots, tail = spmd_slots(p, layout, owner)
+        blocks = BlockLayout(spmd_bounds(p, layout), owner, [pp], workers="mpi", rank=rank, comm=comm, slots=slots,
+                             tail=tail)
+        prob = Problem(pmpi.ltd_rhs_mpi_dist, pmpi.ltd_observe_mpi_dist, pp, model.y0, jac=pmpi.ltd_jac_mpi_dist,
+                       jac_pattern=mono.jac_pattern, atol_scale=model.atol_scale, rtol_scale=mono.rtol_scale,
+                       acc0=model.acc0, blocks=blocks)
+    else:      # shared state: every rank integrates the whole state; the derivatives are gathered per evaluation
+        prob = Problem(pmpi.ltd_rhs_mpi, pmpi.ltd_observe_mpi, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
+                       acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
     before = numba.get_num_threads()
     numba.set_num_threads(1)  # one core per rank
     try:
@@ -108,13 +118,15 @@ def _run_mpi(sc, t_out, progress):
     finally:
         numba.set_num_threads(before)
     acc = pmpi.gather_metrics(comm, sol.acc, layout, groups, ACC_HEAD)
+    if dist:   # the samples and the final state of every rank's blocks, once at the end
+        sol.y, sol.y_final = pmpi.gather_blocks(comm, sol.y, sol.y_final, prob.blocks)
     # every rank ran the same steps on the same numbers; the slowest rank's time is the run's time
     sol.wall_time = comm.allreduce(sol.wall_time, op=pmpi.MPI.MAX)
     sol.compile_time = comm.allreduce(sol.compile_time, op=pmpi.MPI.MAX)
     if rank != 0:
         return None
     sol.acc = np.asarray(acc)
-    return _attach(ltd_result(sc, model, sol), "mpi", layout, R)
+    return _attach(ltd_result(sc, model, sol), "mpi", layout, R, "distributed" if dist else "shared")
 
 
 __all__ = ["run_partitioned"]

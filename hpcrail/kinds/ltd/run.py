@@ -16,8 +16,10 @@ import numpy as np
 
 from hpcrail.integrators import integrate
 from hpcrail.integrators.batch import BatchItem
+from hpcrail.kinds.ltd.outputs import SERIES_NAMES
 from hpcrail.kinds.ltd.problem import choose_backend, ltd_problem
 from hpcrail.kinds.ltd.result import friction_result, ltd_result
+from hpcrail.kinds.ltd.safety import add_running_safety, sample_grid
 from hpcrail.results.outputs import RunResult
 from hpcrail.results.sampling import sample_times
 
@@ -33,32 +35,46 @@ def run(sc, *, progress=None, t_out=None) -> RunResult | None:
     ``output.interval_s`` and the end)."""
     from hpcrail.kinds.ltd.friction_layer import build_friction, friction_solve, has_friction
 
-    t_out = _t_out(sc, t_out)
+    t_req = _t_out(sc, t_out)
+    t_out = sample_grid(sc, t_req)      # plus the running-safety samples (kinds/ltd/safety.py)
     if has_friction(sc):  # dry-friction draft gears (Oprea 2018): event-driven or regularised
         model = build_friction(sc)
         sol = friction_solve(model, sc, t_out, sc.simulation.duration_s, progress=progress)
-        return friction_result(sc, model, sol)
+        return _finish(sc, friction_result(sc, model, sol), t_req)
     backend = choose_backend(sc)
     if backend != "off":  # hidden-vehicle blocks on threads or MPI ranks (None on MPI ranks != 0)
         from hpcrail.kinds.ltd.partitioned import run_partitioned
 
-        return run_partitioned(sc, backend, t_out, progress=progress)
+        return _finish(sc, run_partitioned(sc, backend, t_out, progress=progress), t_req)
     model, prob = ltd_problem(sc)
     sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
                     **sc.integrator.kwargs())
-    return ltd_result(sc, model, sol)
+    res = ltd_result(sc, model, sol)
+    res.attrs["partition_state"] = "serial"
+    return _finish(sc, res, t_req)
+
+
+def _finish(sc, res, t_req):
+    """The running-safety outputs of a result sampled at :func:`sample_grid`, and its series at ``t_req``."""
+    if res is not None:
+        add_running_safety(sc, res, t_req, SERIES_NAMES)
+    return res
 
 
 def prepare(sc, t_out=None):
-    """Batch hook: ``(model, BatchItem)`` of a smooth monolithic LTD scenario."""
+    """Batch hook: ``((model, requested times), BatchItem)`` of a smooth monolithic LTD scenario."""
     model, prob = ltd_problem(sc)
-    return model, BatchItem(prob, sc.integrator.method, _t_out(sc, t_out), sc.simulation.duration_s,
-                            **sc.integrator.kwargs())
+    t_req = _t_out(sc, t_out)
+    return (model, t_req), BatchItem(prob, sc.integrator.method, sample_grid(sc, t_req), sc.simulation.duration_s,
+                                     **sc.integrator.kwargs())
 
 
-def finish(sc, model, sol) -> RunResult:
+def finish(sc, state, sol) -> RunResult:
     """Batch hook: the outputs of a scenario integrated by the batch kernel."""
-    return ltd_result(sc, model, sol)
+    model, t_req = state
+    res = ltd_result(sc, model, sol)
+    res.attrs["partition_state"] = "serial"
+    return _finish(sc, res, t_req)
 
 
 def eligible(sc) -> bool:

@@ -23,6 +23,7 @@ from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
 from hpcrail.kinds.ltd.brakes import PneumaticEquipment, PneumaticSystem
 from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
+from hpcrail.kinds.ltd.safety_schema import RunningGear, RunningSafety, VehicleGeometry
 
 
 # ------------------------------------------------------------------------------------------------
@@ -185,6 +186,11 @@ class VehicleType(Strict):
     brake: Optional[BrakeEquipment] = None
     traction: Optional[Locomotive] = None
     description: str = ""
+    # quasi-static running safety (kinds/ltd/safety.py): geometry, bogies, endurable compressive force
+    geometry: VehicleGeometry = VehicleGeometry()
+    running_gear: RunningGear = RunningGear()
+    endurable_compressive_force_kN: Optional[float] = Field(None, gt=0, le=10_000, description="endurable "
+                                                            "longitudinal compressive force (EN 15839; hpcrail lcf)")
 
     @model_validator(mode="after")
     def _loco(self):
@@ -246,6 +252,8 @@ class RouteSection(Strict):
     grade_permille: float = Field(0.0, ge=-60, le=60, description="grade, positive uphill in the direction of "
                                   "travel (adhesion railways stay within ±60 ‰)")
     radius_m: float = Field(0.0, ge=-1e6, le=1e6, description="curve radius, 0 = tangent track")
+    cant_mm: float = Field(0.0, ge=0, le=250, description="cant (superelevation of the outer rail) of a curve "
+                           "(running safety: cant deficiency)")
     speed_limit_kmh: Optional[float] = Field(None, gt=0, le=600, description="line speed limit (used by driver "
                                              "models and overspeed checks, not by the dynamics)")
 
@@ -268,6 +276,8 @@ class Route(Strict):
     sections: list[RouteSection] = Field(..., min_length=1, max_length=MAX_TABLE_ROWS)
     start_m: float = Field(0.0, ge=-1e8, le=1e8, description="initial position of the front of the train along "
                            "the route")
+    rail_spacing_m: float = Field(1.5, ge=0.5, le=2.5, description="distance of the rails' contact points (1.5 m "
+                                  "at standard gauge; running safety)")
 
     @model_validator(mode="after")
     def _contiguous(self):
@@ -380,6 +390,7 @@ class Output(Strict):
                                              "metrics "
                                              "(default: the coupler of the largest draft force)")
     energy: bool = Field(True, description="integrate traction, resistance, brake and coupler work")
+    running_safety: RunningSafety = RunningSafety()
 
 
 class Simulation(Strict):
@@ -451,9 +462,11 @@ class PartitionSpec(Strict):
     threads: Optional[int] = Field(None, ge=1, le=4096, description="numba threads for backend threads (default: "
                                    "all)")
     state: Literal["auto", "distributed", "shared"] = Field(
-        "auto", description="threads backend: distributed: every thread integrates its own blocks' states "
-        "(methods rk4, bdf, bdf2, ndf; RK4 gives the monolithic result bitwise); shared: one serial integrator "
-        "drives the parallel right-hand side (every method); auto: distributed where the method supports it")
+        "auto", description="threads and mpi backends: distributed: every worker integrates its own blocks' "
+        "states (every method that runs on blocks, `hpcrail integrators`; RK4 gives the monolithic result "
+        "bitwise, adaptive methods a second solution within their tolerance: see docs/hpc.md for the measured "
+        "difference); shared: one integrator drives the parallel right-hand side (every method); auto: "
+        "distributed where the method runs on blocks")
     auto_min_vehicles: int = Field(20_000, ge=2, le=1_000_000_000, description="break-even train length of backend "
                                    "auto "
                                    "(measured: benchmarks/partition.py, docs/performance.md)")
@@ -593,11 +606,11 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
                 f"uses {', '.join(bad)} connections (use backend off)", sc.partition.backend,
                 f"off or auto with connection kinds {', '.join(partitionable_laws())}")
     if sc.partition.state == "distributed":
-        from hpcrail.integrators.spmd import SPMD_METHODS, supports
+        from hpcrail.config.integrator import block_methods, method_spec
 
-        if not supports(sc.integrator.method):
-            add(("partition", "state"), f"integrator {sc.integrator.method!r} has no distributed-state kernel",
-                sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(SPMD_METHODS)}")
+        if not method_spec(sc.integrator.method).blocks:
+            add(("partition", "state"), f"integrator {sc.integrator.method!r} does not run on blocks (distributed "
+                "state)", sc.partition.state, f"shared or auto, or integrator.method one of {', '.join(block_methods())}")
     it = sc.integrator
     if it.step_s is not None and it.step_s > sc.simulation.duration_s:
         add(("integrator", "step_s"), "step longer than the simulation", it.step_s,
@@ -611,6 +624,9 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
         add(("output", "interval_s"), f"the run would store {why}", sc.output.interval_s,
             f"≥ {sc.simulation.duration_s / min(MAX_SAMPLES, MAX_SERIES_VALUES / n_veh):.3g} s for this duration "
             "and train")
+    from hpcrail.kinds.ltd.safety import safety_issues
+
+    safety_issues(sc, add)
     # noninertial couplers: the bogie centres must lie inside the draft-gear points
     for name, c in ct.items():
         if isinstance(c, NoninertialConnection):

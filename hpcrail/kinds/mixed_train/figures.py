@@ -26,11 +26,13 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list[
     """One figure per detailed vehicle (see the module docstring)."""
     from matplotlib import colormaps
 
+    from hpcrail.results.verdicts import verdict
+
     files = []
-    lim_yq = 0.8
-    lim_dq = 0.6
     for d, label in enumerate(ds["detailed_vehicle"].values):
         sub = ds.isel(detailed_vehicle=d)
+        lim_yq = float(ds["max_y_over_q"].attrs.get("limit", 0.8)) if "max_y_over_q" in ds else 0.8
+        lim_dq = float(ds["max_wheel_unloading"].attrs.get("limit", 0.6)) if "max_wheel_unloading" in ds else 0.6
         s = sub["distance"].values
         fig, axes = new_figure(5, 1, figsize=(10, 12.5), sharex=True)
         ax = axes[0]
@@ -46,11 +48,21 @@ def running_safety_figure(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list[
             ls = "-" if "left" in str(name) else "--"
             axes[1].plot(s, sub["y_over_q"].isel(wheel=k).values, ls, color=cmap(k % 10), lw=0.9, label=str(name))
             axes[2].plot(s, sub["wheel_unloading"].isel(wheel=k).values, ls, color=cmap(k % 10), lw=0.9)
-        axes[1].axhline(lim_yq, color="k", ls=":", lw=1, label="limit 0.8")
+        axes[1].axhline(lim_yq, color="k", ls=":", lw=1, label=f"limit {lim_yq:g}")
         axes[1].set_ylabel("Y/Q")
         axes[1].legend(fontsize=7, ncol=5, loc="best")
         axes[2].axhline(lim_dq, color="k", ls=":", lw=1)
         axes[2].set_ylabel("ΔQ/Q")
+        # the EN 14363 assessment values (2 m sliding means) with their verdicts
+        for ax, name, lim in ((axes[1], "max_y_over_q", lim_yq), (axes[2], "max_wheel_unloading", lim_dq)):
+            if name in sub:
+                val = float(sub[name])
+                ax.set_title(f"2 m mean maximum {val:.3f} of {lim:g} (ratio {val / lim:.2f}): {verdict(val, lim)}",
+                             fontsize=9, loc="left", color="C3" if verdict(val, lim) == "EXCEEDED" else "C2")
+        if "sum_y_ratio" in sub:
+            r = float(sub["sum_y_ratio"])
+            axes[3].set_title(f"2 m mean |ΣY| / Prud'homme limit {r:.2f}: {verdict(r, 1.0)}", fontsize=9, loc="left",
+                              color="C3" if verdict(r, 1.0) == "EXCEEDED" else "C2")
         for k, name in enumerate(sub["wheelset"].values):
             c = cmap(k % 10)
             axes[3].plot(s, sub["sum_y"].isel(wheelset=k).values * 1e-3, color=c, lw=0.9, label=str(name))
@@ -103,6 +115,8 @@ def running_safety_vs_buff(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list
                                            ("worst_wheel_unloading", 0.6, "max ΔQ/Q 2 m mean"),
                                            ("worst_sum_y_ratio", 1.0, "max |ΣY| 2 m mean / Prud'homme limit"))):
         y = np.asarray(ds[name].values, float)[ok]
+        lim = float(ds[name].attrs.get("limit", lim))
+        n_ex = int(np.sum(y > lim))
         sc = None
         for i, lv in enumerate(levels):
             m = mvals == lv
@@ -114,9 +128,11 @@ def running_safety_vs_buff(ds: xr.Dataset, out_dir: str | Path, **_opts) -> list
                             lw=0.4, label=f"{marker} = {lv}" if marker else None,
                             vmin=np.nanmin(cvals.astype(float)) if colour and cvals.dtype.kind in "fiu" else None,
                             vmax=np.nanmax(cvals.astype(float)) if colour and cvals.dtype.kind in "fiu" else None)
-        ax.axhline(lim, color="r", ls=":", lw=1, label=f"limit {lim:g}")
+        ax.axhline(lim, color="r", ls=":", lw=1, label=f"limit {lim:g} ({ds[name].attrs.get('limit_source', 'EN 14363')})")
         ax.set_xlabel("peak buff force at the detailed vehicle [kN]")
         ax.set_ylabel(lab)
+        ax.set_title(f"{n_ex} of {y.size} scenarios EXCEEDED" if n_ex else f"all {y.size} scenarios PASS",
+                     fontsize=9, color="C3" if n_ex else "C2")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
         if colour and sc is not None:

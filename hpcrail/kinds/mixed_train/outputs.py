@@ -1,7 +1,9 @@
 """Declared outputs of the ``mixed_train`` kind.
 
 * The consist (every accepted step, the LTD observer over the whole train): the benchmark metrics and the
-  per-coupler envelopes of the ``ltd`` kind (Bosso et al. 2024 Tables 1-2), dimension ``coupler``.
+  per-coupler envelopes of the ``ltd`` kind (Bosso et al. 2024 Tables 1-2), dimension ``coupler``; at the
+  samples, the in-train force and deflection of every coupler (the ``ltd`` kind's series, from the same states
+  and draft-gear laws: the forces next to a detailed vehicle are the ones its car body feels).
 * Each detailed vehicle (dimension ``detailed_vehicle``, labelled by its consist position): every output of
   the ``railway_vehicle`` kind (series on the fine grid ``output.interval_s``, EN 14363 running safety: Y/Q
   per wheel, ΔQ/Q, ΣY per wheelset against the Prud'homme limit, each maximum with its wheel, track
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from hpcrail.kinds.ltd.outputs import COUPLER, COUPLER_ENVELOPES, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS, VEHICLE_KIND_ATTRS
+from hpcrail.kinds.ltd.outputs import (COUPLER, COUPLER_ENVELOPES, LTD_OUTPUTS, VEHICLE, TRAIN_METRICS, TRAIN_SCALARS,
+                                       VEHICLE_KIND_ATTRS)
 from hpcrail.kinds.railway_vehicle.outputs import RAILWAY_VEHICLE_OUTPUTS
 from hpcrail.kinds.railway_vehicle.outputs import shape as rv_shape
 from hpcrail.results.outputs import Dim, Output, Shape, with_dim
@@ -49,6 +52,9 @@ MIXED_SERIES = (
     Output("coupler_lateral_force", _DS, "N", "coupler lateral force on the car body", "Sum of the lateral "
            "components of both coupler forces on the car body in its track frame (+ left).", "series", **IN_KN),
 )
+#: the consist's series (every coupler and vehicle, the LTD kind's declarations): a sweep keeps them for a chosen
+#: range of couplers or vehicles (``outputs.series.select``)
+CONSIST_SERIES = tuple(o for o in LTD_OUTPUTS if o.name in ("coupler_force", "coupler_deflection"))
 MIXED_ELEMENTS = (
     Output("peak_buff_force_at_vehicle", ("detailed_vehicle",), "N", "peak buff force at the vehicle",
            "Largest compressive force magnitude of the detailed vehicle's two couplers over the samples.",
@@ -69,12 +75,14 @@ MIXED_ELEMENTS = (
 )
 STUDY_METRICS = (
     Output("worst_y_over_q", (), "1", "max (Y/Q) 2 m, worst detailed vehicle", "Largest (Y/Q) 2 m mean over "
-           "the detailed vehicles' wheels (EN 14363; limit 0.8 for R >= 250 m).", "metric", missing=_NOMAX),
+           "the detailed vehicles' wheels (EN 14363; limit 0.8 for R >= 250 m).", "metric", missing=_NOMAX,
+           limit=0.8, limit_source="EN 14363 (Y/Q)lim, output.en14363.y_q_limit"),
     Output("worst_wheel_unloading", (), "1", "max dQ/Q 2 m, worst detailed vehicle", "Largest wheel unloading "
-           "over the detailed vehicles (EN 14363; limit 0.6).", "metric", missing=_NOMAX),
+           "over the detailed vehicles (EN 14363; limit 0.6).", "metric", missing=_NOMAX, limit=0.6,
+           limit_source="EN 14363 (dQ/Q)lim, output.en14363.dq_q_limit"),
     Output("worst_sum_y_ratio", (), "1", "max sum Y / limit, worst detailed vehicle", "Largest ratio of the 2 m "
            "mean |sum Y| to the Prud'homme limit over the detailed vehicles' wheelsets.", "metric",
-           missing=_NOMAX),
+           missing=_NOMAX, limit=1.0, limit_source="EN 14363 Prud'homme alpha (10 kN + P0/3)"),
     Output("worst_sum_y", (), "N", "max |sum Y| 2 m, worst detailed vehicle", "Largest 2 m mean |sum Y| over the "
            "detailed vehicles' wheelsets.", "metric", **IN_KN, missing=_NOMAX),
     Output("peak_buff_force_at_detailed", (), "N", "peak buff force at a detailed vehicle", "Largest compressive "
@@ -85,10 +93,11 @@ STUDY_METRICS = (
 #: study metrics above are the scalars a sweep report plots)
 PER_VEHICLE = tuple(dataclasses.replace(o, role="element") if o.role == "metric" else o
                     for o in with_dim(RAILWAY_VEHICLE_OUTPUTS, "detailed_vehicle"))
-MIXED_TRAIN_OUTPUTS = (MIXED_SERIES + MIXED_ELEMENTS + STUDY_METRICS + TRAIN_METRICS + TRAIN_SCALARS
+MIXED_TRAIN_OUTPUTS = (MIXED_SERIES + CONSIST_SERIES + MIXED_ELEMENTS + STUDY_METRICS + TRAIN_METRICS + TRAIN_SCALARS
                        + COUPLER_ENVELOPES + PER_VEHICLE)
 #: the per-detailed-vehicle series (sliced with the run's time grid)
 SERIES_NAMES = tuple(o.name for o in MIXED_TRAIN_OUTPUTS if o.role == "series")
+CONSIST_NAMES = tuple(o.name for o in CONSIST_SERIES)
 #: what ``hpcrail run`` prints: the running-safety table under in-train forces, then the train metrics
 SUMMARY = ("max_y_over_q", "max_y_over_q_wheel", "in_train_force_at_max_y_over_q", "y_over_q_ratio",
            "max_wheel_unloading", "max_wheel_unloading_wheel", "in_train_force_at_max_wheel_unloading",
@@ -123,4 +132,4 @@ def shape(sc) -> Shape:
             **rv.coords,
         })
 
-__all__ = ["VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "SUMMARY", "shape", "COUPLER"]
+__all__ = ["VEHICLE", "DETAILED", "MIXED_TRAIN_OUTPUTS", "SERIES_NAMES", "CONSIST_NAMES", "SUMMARY", "shape", "COUPLER"]

@@ -15,7 +15,7 @@ from hpcrail.integrators import Problem, integrate
 from hpcrail.kinds.ltd.outputs import coupler_envelope_values, train_metrics
 from hpcrail.kinds.ltd.result import vehicle_positions
 from hpcrail.kinds.mixed_train.build import MixedModel, build_mixed
-from hpcrail.kinds.mixed_train.outputs import SERIES_NAMES
+from hpcrail.kinds.mixed_train.outputs import CONSIST_NAMES, SERIES_NAMES
 from hpcrail.kinds.mixed_train.schema import MixedTrainScenario
 from hpcrail.kinds.railway_vehicle.run import railway_vehicle_result
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE, ACC_T_BUFF, ACC_T_DRAFT, ACC_VMAX, coupler_envelopes
@@ -24,17 +24,23 @@ from hpcrail.models.mixed.kernel import (
     mixed_rhs,
 )
 from hpcrail.models.vehicle.kernel import diag_size
+from hpcrail.partition.backend import Capabilities
 from hpcrail.results.outputs import RunInfo, RunResult
-from hpcrail.results.sampling import sample_times, select_samples
+from hpcrail.results.sampling import sample_indices, sample_times, select_samples
+
+
+#: what the mixed train's run path offers: hidden-vehicle blocks on threads with shared state (the wagon's and
+#: the coupling's states are not split into blocks; MPI ranks and distributed state are not built)
+CAPABILITIES = Capabilities(threads=True)
 
 
 def backend_of(sc: MixedTrainScenario, n_threads: int | None = None) -> str:
-    """``off`` or ``threads`` (``auto``: threads when more than one thread is available and the consist has at
-    least ``partition.auto_min_vehicles`` vehicles)."""
-    from hpcrail.partition.layout import choose_backend
+    """``off`` or ``threads`` (:func:`hpcrail.partition.backend.choose`; ``auto``: threads when more than one
+    thread is available and the consist has at least ``partition.auto_min_vehicles`` vehicles)."""
+    from hpcrail.partition.backend import choose
 
-    b = choose_backend(sc.partition, len(sc.vehicle_type_names()), n_threads)
-    return "threads" if b == "threads" else "off"
+    return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method,
+                  threads=n_threads).name
 
 
 def layout_of(sc: MixedTrainScenario, n_blocks: int):
@@ -95,8 +101,14 @@ def run(sc: MixedTrainScenario, *, progress=None, t_out=None, backend: str | Non
     res = mixed_result(sc, model, sol)
     if lay is not None:
         res.attrs["partition"] = f"threads: {lay.describe()}"
+    res.attrs["partition_state"] = "shared" if lay is not None else "serial"
+    rows = slice(None)
     if t_out is not None:
-        select_samples(res, t_out, SERIES_NAMES, f"mixed-train scenario {sc.name!r}")
+        rows = sample_indices(sol.t, t_out, f"mixed-train scenario {sc.name!r}")
+        select_samples(res, t_out, [n for n in SERIES_NAMES if n not in CONSIST_NAMES],
+                       f"mixed-train scenario {sc.name!r}")
+    # the consist's series only at the samples kept (a sweep's coarser grid: never the whole fine grid)
+    res.values.update(consist_series(model, sol.t[rows], sol.y[rows]))
     return res
 
 
@@ -112,6 +124,32 @@ def detailed_records(model: MixedModel, sol) -> tuple[np.ndarray, np.ndarray]:
     dY = np.full_like(Y, np.nan)
     mixed_outputs(sol.t, Y, P, C, Dg, dY)
     return C, Dg
+
+
+def consist_series(model: MixedModel, t: np.ndarray, Y: np.ndarray) -> dict:
+    """The consist's series at the samples: ``coupler_force`` and ``coupler_deflection`` float64[k, N-1] of every
+    connection, from the LTD states (the first ``model.n_ltd`` columns of
+    ``Y`` float64[k, n]) by the ``ltd`` kind's output kernel — the same connection laws the mixed right-hand side
+    evaluates, so the force next to a detailed vehicle is the one its car body feels (NaN rows after a failure)."""
+    from hpcrail.models.ltd.kernels import ltd_kernels
+    from hpcrail.models.ltd.kernel import N_REC, REC_COUPLER_FORCE, REC_DEFLECTION
+
+    p = model.ltd.params
+    N = p.n_veh
+    k = t.size
+    force = np.full((k, N - 1), np.nan)
+    deflection = np.full((k, N - 1), np.nan)
+    out = ltd_kernels(p).outputs
+    step = 512                           # blocks of samples: the kernel's full record stays small
+    for a in range(0, k, step):
+        b = min(k, a + step)
+        rec = np.full((b - a, N_REC, N), np.nan)
+        scratch = np.full((b - a, N), np.nan)
+        out(np.ascontiguousarray(t[a:b]), np.ascontiguousarray(Y[a:b, :model.n_ltd]), p, rec, scratch,
+            np.full(b - a, np.nan), np.full(b - a, np.nan))
+        force[a:b] = rec[:, REC_COUPLER_FORCE, :N - 1]
+        deflection[a:b] = rec[:, REC_DEFLECTION, :N - 1]
+    return {"coupler_force": force, "coupler_deflection": deflection}
 
 
 def _at(t: np.ndarray, f: np.ndarray, when: float) -> float:
@@ -144,6 +182,7 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
     Y = sol.y
     values["notch"] = Y[:, L.i_notch].copy()
     values["head_speed"] = Y[:, 1].copy()
+    values.update(consist_series(model, t, Y))
     # --- the detailed vehicles
     C, Dg = detailed_records(model, sol)
     ok = np.all(np.isfinite(Y), axis=1)
@@ -207,13 +246,26 @@ def mixed_result(sc: MixedTrainScenario, model: MixedModel, sol) -> RunResult:
     values["peak_buff_force_at_detailed"] = worst("peak_buff_force_at_vehicle")
     if acc[ACC_OFFROUTE] > 0:
         warnings.append("the front of the train ran beyond the end of the route")
+    from hpcrail.results.verdicts import cut_short_warnings
+
+    warnings += [w for w in cut_short_warnings(
+        values, ("time_of_max_draft_force", "time_of_max_buff_force", "time_of_peak_buff_force_at_vehicle"),
+        float(sol.t_reached), {"time_of_max_draft_force": "the peak draft force",
+                               "time_of_max_buff_force": "the peak buff force",
+                               "time_of_peak_buff_force_at_vehicle": "the peak buff force at a detailed vehicle"})
+        if w not in warnings]
+    ens = sc.output.en14363
     attrs = {"detailed_positions": ",".join(str(p) for p in model.positions),
              "in_train_forces": int(sc.simulation.in_train_forces),
              "metrics_title": "running safety under in-train forces (EN 14363) and train metrics",
              "reference_coupler": int(metrics["reference_coupler"])}
+    lim = {"limit": float(ens.y_q_limit)}
     return RunResult(run=RunInfo.from_solution(sol), values=values, time=t, attrs=attrs, warnings=warnings,
                      value_attrs={"max_draft_force": {"time_of_max": float(acc[ACC_T_DRAFT])},
-                                  "max_buff_force": {"time_of_max": float(acc[ACC_T_BUFF])}})
+                                  "max_buff_force": {"time_of_max": float(acc[ACC_T_BUFF])},
+                                  "worst_y_over_q": lim, "max_y_over_q": lim,
+                                  "worst_wheel_unloading": {"limit": float(ens.dq_q_limit)},
+                                  "max_wheel_unloading": {"limit": float(ens.dq_q_limit)}})
 
 
-__all__ = ["run", "solve", "problem", "mixed_result", "detailed_records", "layout_of", "backend_of"]
+__all__ = ["run", "solve", "problem", "mixed_result", "consist_series", "detailed_records", "layout_of", "backend_of"]

@@ -20,11 +20,11 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
-from hpcrail.config.base import Strict
+from hpcrail.config.base import MAX_VEHICLES, Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
 from hpcrail.config.integrator import Integrator, method_spec, step_multiple_issues
 from hpcrail.kinds.ltd.schema import (
-    Connections, ConsistEntry, Output as LTDOutput, Route, RouteSection, Scenario, Simulation as LTDSimulation,
+    MIN_SECTION_KM, Connections, ConsistEntry, Output as LTDOutput, Route, RouteSection, Scenario, Simulation as LTDSimulation,
     check_scenario,
 )
 from hpcrail.kinds.railway_vehicle.schema import (
@@ -34,12 +34,16 @@ from hpcrail.kinds.railway_vehicle.schema import (
 KMH = 1.0 / 3.6
 #: spirals of the track become this many constant-curvature route sections (curving resistance only)
 SPIRAL_STEPS = 8
+#: most samples of the detailed vehicles' series (every output of a railway vehicle per sample)
+MAX_DETAILED_SAMPLES = 2_000_000
+#: shortest section of the hidden vehicles' route [m] (the LTD route's own bound)
+MIN_ROUTE_SECTION_M = MIN_SECTION_KM * 1000.0
 
 
 class DetailedVehicle(Strict):
     """A consist position that runs as a multibody railway vehicle."""
 
-    position: int = Field(..., ge=1, description="vehicle number in the consist (1 = head)")
+    position: int = Field(..., ge=1, le=MAX_VEHICLES, description="vehicle number in the consist (1 = head)")
     vehicle: Vehicle
     contact: Contact
     pivot_inset_m: float = Field(1.0, gt=0, le=5.0, description="distance from each coupler pivot "
@@ -66,11 +70,12 @@ class Simulation(LTDSimulation):
 
 
 class Output(Strict):
-    interval_s: float = Field(0.01, gt=0, le=10.0, description="sampling interval of the detailed vehicles' series "
-                              "(EN 14363 sliding means need a few samples per metre run)")
-    reference_coupler: Optional[int] = Field(None, ge=1, description="coupler for the deflection metrics (default: "
-                                             "that of the largest draft force)")
-    steady_window_m: float = Field(20.0, gt=0, description="steady-curving values of each detailed vehicle")
+    interval_s: float = Field(0.01, ge=1e-6, le=10.0, description="sampling interval of the detailed vehicles' "
+                              "series (EN 14363 sliding means need a few samples per metre run)")
+    reference_coupler: Optional[int] = Field(None, ge=1, le=MAX_VEHICLES, description="coupler for the deflection "
+                                             "metrics (default: that of the largest draft force)")
+    steady_window_m: float = Field(20.0, gt=0, le=10_000.0, description="steady-curving values of each detailed "
+                                   "vehicle: mean over the last this many metres in the last circular curve")
     en14363: EN14363 = EN14363()
 
 
@@ -187,6 +192,73 @@ class MixedTrainScenario(Scenario):
         return self
 
 
+def _not_level_tangent(track: Track, s0: float, s1: float):
+    """``(index, section)`` of the first track section overlapping [s0, s1] [m] that is not a tangent without
+    cant, or None."""
+    pos = 0.0
+    for i, sec in enumerate(track.sections):
+        a, b = pos, pos + sec.length_m
+        pos = b
+        if b <= s0 or a >= s1:
+            continue
+        if sec.kind != "tangent" or (sec.cant_mm or 0.0) != 0.0:
+            return i, sec
+    return None
+
+
+def _level_start_m(track: Track) -> float:
+    """Length [m] of the straight level track the track starts with (0 if it starts otherwise)."""
+    pos = 0.0
+    for sec in track.sections:
+        if sec.kind != "tangent" or (sec.cant_mm or 0.0) != 0.0:
+            break
+        pos += sec.length_m
+    return pos
+
+
+class _DetailedView:
+    """The mixed train's document seen by the railway-vehicle checks of detailed vehicle ``d``: their
+    ``vehicle``/``contact`` locations are ``detailed.d.vehicle``/``detailed.d.contact`` here."""
+
+    def __init__(self, doc, d: int):
+        self.doc, self.d = doc, d
+
+    def loc(self, loc) -> tuple:
+        loc = tuple(loc)
+        return ("detailed", self.d) + loc if loc and loc[0] in ("vehicle", "contact") else loc
+
+    def file_for(self, loc) -> str:
+        return self.doc.file_for(self.loc(loc))
+
+
+def detailed_vehicle_issues(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
+    """The railway-vehicle kind's own checks (:func:`~hpcrail.kinds.railway_vehicle.schema.check_railway_vehicle`:
+    references between bodies, element types and elements, static equilibrium, profile pair, track) applied
+    to every detailed vehicle as it runs alone (:meth:`MixedTrainScenario.vehicle_scenario`), located at
+    ``detailed.N.vehicle``/``detailed.N.contact`` and ``track``; its simulation, integrator and output
+    blocks are derived from the train's, which the train's own checks cover."""
+    from hpcrail.kinds.railway_vehicle.schema import check_railway_vehicle
+
+    out: list[ConfigIssue] = []
+    moving = sc.model_copy(update={"simulation": sc.simulation.model_copy(update={
+        "initial_speed_kmh": max(sc.simulation.initial_speed_kmh, 5.0)})})   # (a train at rest: checked below)
+    for d, dv in enumerate(sc.detailed):
+        view = _DetailedView(doc, d)
+        if not dv.vehicle.wheelset_names():
+            out.append(ConfigIssue(doc.file_for(("detailed", d, "vehicle", "bodies")), f"detailed.{d}.vehicle.bodies",
+                                   "a detailed vehicle needs at least one body of a wheelset type",
+                                   [b.name for b in dv.vehicle.bodies], "bodies whose type has kind: wheelset"))
+            continue
+        for i in check_railway_vehicle(moving.vehicle_scenario(d, 0.0), view):
+            head = i.path.split(".", 1)[0]
+            if head in ("vehicle", "contact"):
+                i.path = f"detailed.{d}.{i.path}"
+            elif head != "track" or d > 0:   # derived blocks; the track once
+                continue
+            out.append(i)
+    return out
+
+
 def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     """Cross-field rules: the positions, the detailed vehicles, the derived LTD scenario's own rules, the
     time grid; every problem."""
@@ -228,24 +300,36 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
                 "second the rear one (x < 0)", [list(p) for p in v.coupler_points_m])
     if issues:
         return issues
+    issues += detailed_vehicle_issues(sc, doc)
+    short = [(i, t.length_m) for i, t in enumerate(sc.track.sections)
+             if t.length_m < MIN_ROUTE_SECTION_M * (SPIRAL_STEPS if t.kind == "spiral" else 1)]
+    for i, length in short:   # each becomes a section of the hidden vehicles' route (spirals: SPIRAL_STEPS of them)
+        add(("track", "sections", i, "length_m"), "too short to be a section of the hidden vehicles' route", length,
+            f"≥ {MIN_ROUTE_SECTION_M * (SPIRAL_STEPS if sc.track.sections[i].kind == 'spiral' else 1):g} m")
+    if issues:
+        return issues
     if sc.simulation.initial_speed_kmh < 5.0:
         add(("simulation", "initial_speed_kmh"), "detailed vehicles need the train moving (creepages are "
             "normalised by the speed)", sc.simulation.initial_speed_kmh, "≥ 5 km/h")
     if sc.partition.backend == "mpi":
         add(("partition", "backend"), "a mixed train's blocks run on threads (MPI ranks are not built for it)",
             sc.partition.backend, "auto, off, threads")
+    if sc.partition.state == "distributed":
+        add(("partition", "state"), "a mixed train's blocks share the whole state: the detailed wagons and their "
+            "coupling are not split into blocks (distributed state is built for LTD trains only)",
+            sc.partition.state, "auto or shared")
     if sc.partition.boundary_vehicles is not None:
         miss = sorted(seen - set(sc.partition.boundary_vehicles))
         if miss:
             add(("partition", "boundary_vehicles"), "the detailed vehicles are boundary vehicles", miss,
                 "a list containing every detailed position")
-    from hpcrail.kinds.ltd.couplers import unpartitionable_laws
+    from hpcrail.kinds.ltd.couplers import mixed_laws, non_mixed_laws
 
     ltd = sc.ltd_scenario()
-    bad = unpartitionable_laws(ltd)
+    bad = non_mixed_laws(ltd)
     if bad:
         add(("connection_types",), f"a mixed train evaluates table-law connections only; this consist uses "
-            f"{', '.join(bad)}", bad, "hysteretic, linear or rigid connection laws")
+            f"{', '.join(bad)}", bad, f"connection laws {', '.join(mixed_laws())}")
     for i in check_scenario(ltd, doc):
         if i.path.startswith("route"):
             continue
@@ -264,9 +348,10 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     if ens.step_m > ens.window_m:
         add(("output", "en14363", "step_m"), "the sliding-mean step must not exceed its window", ens.step_m)
     k = sc.simulation.duration_s / sc.output.interval_s
-    if k > 2_000_000:
-        add(("output", "interval_s"), "too many samples of the detailed vehicles", sc.output.interval_s,
-            f"≥ {sc.simulation.duration_s / 2e6:.3g} s")
+    if k > MAX_DETAILED_SAMPLES:
+        add(("output", "interval_s"), f"{k:.3g} samples of the detailed vehicles' series (duration / interval)",
+            sc.output.interval_s, f"≥ {sc.simulation.duration_s / MAX_DETAILED_SAMPLES:.3g} s for this duration "
+            f"(at most {MAX_DETAILED_SAMPLES:,} samples)")
     # every detailed vehicle starts on the track
     lens = [ltd.vehicle_types[t].length_m for t in ltd.vehicle_type_names()]
     s = sc.front_start_m - 0.5 * lens[0]
@@ -274,12 +359,30 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     for a, b in zip(lens[:-1], lens[1:]):
         s -= 0.5 * (a + b)
         centres.append(s)
+    track_end = sc.track.length()
     for d, dv in enumerate(sc.detailed):
         c = centres[dv.position - 1]
         if c - dv.pivot_x() < 0:
             add(("front_start_m",), f"detailed vehicle {dv.position} would start {-(c - dv.pivot_x()):.1f} m before "
                 "the start of the track", sc.front_start_m,
                 f"≥ {sc.front_start_m - (c - dv.pivot_x()) + 1:.0f} m")
+        elif c + dv.pivot_x() > track_end:
+            add(("front_start_m",), f"detailed vehicle {dv.position} would start {c + dv.pivot_x() - track_end:.1f} m "
+                f"beyond the end of the track ({track_end:g} m long): it would never run on it", sc.front_start_m,
+                f"≤ {sc.front_start_m - (c + dv.pivot_x() - track_end) - 1:.0f} m (the detailed vehicles on the "
+                "track)")
+        else:
+            bad = _not_level_tangent(sc.track, c - dv.pivot_x(), c + dv.pivot_x())
+            if bad is not None:
+                i, sec = bad
+                level = _level_start_m(sc.track)
+                add(("front_start_m",), f"detailed vehicle {dv.position} would start on section {i + 1} of the track, "
+                    f"a {sec.kind}{f' with {sec.cant_mm:g} mm cant' if sec.cant_mm else ''}: a detailed vehicle starts "
+                    "in its static equilibrium on straight level track (started in a canted curve, a run diverged "
+                    "within 0.06 s)", sc.front_start_m,
+                    f"≤ {sc.front_start_m - (c + dv.pivot_x() - level) - 1:.0f} m (on the level tangent the track "
+                    "starts with)" if level > 2 * dv.pivot_x() else "a track that starts with a tangent without cant "
+                    "as long as the detailed vehicle")
     if not math.isfinite(sc.front_start_m):
         add(("front_start_m",), "must be finite", sc.front_start_m)
     return issues

@@ -105,15 +105,18 @@ RV_ENVELOPES = (
 )
 RV_METRICS = (
     Output("max_y_over_q", (), "1", "max (Y/Q) 2 m", "Largest 2 m sliding mean of Y/Q over the wheels "
-           "(EN 14363 derailment quotient).", "metric", missing=_NOMAX),
+           "(EN 14363 derailment quotient).", "metric", missing=_NOMAX, limit=0.8,
+           limit_source="EN 14363 (Y/Q)lim, output.en14363.y_q_limit"),
     Output("y_over_q_ratio", (), "1", "(Y/Q) / limit", "Largest (Y/Q) 2 m mean over its limit "
-           "(output.en14363.y_q_limit).", "metric", missing=_NOMAX),
+           "(output.en14363.y_q_limit).", "metric", missing=_NOMAX, limit=1.0, limit_source="EN 14363 (Y/Q)lim"),
     Output("max_sum_y", (), "N", "max |sum Y| 2 m", "Largest |2 m sliding mean of the track shifting force| over "
            "the wheelsets (EN 14363).", "metric", **IN_KN, missing=_NOMAX),
     Output("sum_y_ratio", (), "1", "|sum Y| / Prud'homme limit", "Largest ratio of the 2 m sliding mean of |sum Y| "
-           "to the wheelset's Prud'homme limit.", "metric", missing=_NOMAX),
+           "to the wheelset's Prud'homme limit.", "metric", missing=_NOMAX, limit=1.0,
+           limit_source="EN 14363 Prud'homme alpha (10 kN + P0/3)"),
     Output("max_wheel_unloading", (), "1", "max dQ/Q 2 m", "Largest wheel unloading (Q0 - Q)/Q0 of the 2 m "
-           "sliding mean of Q over the wheels.", "metric", missing=_NOMAX),
+           "sliding mean of Q over the wheels.", "metric", missing=_NOMAX, limit=0.6,
+           limit_source="EN 14363 (dQ/Q)lim, output.en14363.dq_q_limit"),
     Output("max_wheel_load", (), "N", "peak wheel load Q", "Largest vertical wheel force over the wheels and the "
            "samples.", "metric", **IN_KN),
     Output("min_wheel_load", (), "N", "lowest wheel load Q", "Smallest vertical wheel force over the wheels and "

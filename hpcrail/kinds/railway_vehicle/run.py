@@ -196,6 +196,12 @@ def railway_vehicle_result(sc, model, sol, D=None) -> RunResult:
     kec_it = wsd[:n_ok, :, B.DWS_KEC]
     if sc.contact.method == "kec" and kec_it.size and np.min(kec_it) < 0:
         warnings.append("a KEC constraint solve did not converge to 1e-13 m at a sample")
+    from hpcrail.results.verdicts import cut_short_warnings
+
+    warnings += cut_short_warnings(values, ("max_y_over_q_time", "max_sum_y_time", "max_wheel_unloading_time"),
+                                   float(sol.t_reached), {"max_y_over_q_time": "the largest (Y/Q) 2 m mean",
+                                                          "max_sum_y_time": "the largest |sum Y| 2 m mean",
+                                                          "max_wheel_unloading_time": "the largest wheel unloading"})
     irr = sc.track.irregularity
     attrs = {"speed_mps": float(sc.simulation.speed_mps), "contact_method": sc.contact.method,
              "profile_pair": sc.contact.profiles.name, "contact_tables": getattr(model, "contact_key", ""),
@@ -204,7 +210,9 @@ def railway_vehicle_result(sc, model, sol, D=None) -> RunResult:
              f"psd {irr.spectrum} seed {irr.seed} ({', '.join(irr.components)})",
              "state_names": ",".join(lay.state_names()),
              "metrics_title": "steady curving and EN 14363 running safety"}
-    return RunResult(run=RunInfo.from_solution(sol), values=values, time=t, attrs=attrs, warnings=warnings)
+    return RunResult(run=RunInfo.from_solution(sol), values=values, time=t, attrs=attrs, warnings=warnings,
+                     value_attrs={"max_y_over_q": {"limit": float(ens.y_q_limit)},
+                                  "max_wheel_unloading": {"limit": float(ens.dq_q_limit)}})
 
 
 __all__ = ["run", "solve", "problem", "railway_vehicle_result", "steady_mask", "last_curve"]

@@ -24,16 +24,17 @@ from pydantic import Field, field_validator, model_validator
 
 from hpcrail.config.base import Strict, samples_issue
 from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
-from hpcrail.config.integrator import MAX_STEPS, MIN_RTOL, MIN_STEP_S, canonical_method, method_names, method_spec
+from hpcrail.config.integrator import (
+    MAX_STEPS, MIN_RTOL, MIN_STEP_S, STATE_SPACE_SOLVERS, canonical_method, method_names, method_spec,
+)
 from hpcrail.models.track.schema import MAX_PROFILE_POINTS, Track
 from hpcrail.models.vertical.assembly import POINT as _POINT
 from hpcrail.models.vertical.assembly import parse_point
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
-#: names of the solvers that are not in the integrator registry
-STATE_SPACE_METHODS = {"recurrence": "recurrence", "implicit_euler": "recurrence", "paper001": "recurrence",
-                       "exact": "exact", "expm": "exact"}
+#: names of the solvers that are not in the integrator registry (the catalogue's state-space solvers)
+STATE_SPACE_METHODS = STATE_SPACE_SOLVERS
 
 
 class BodyType(Strict):

@@ -14,17 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from hpcrail.config import ConfigError, ConfigIssue, Document, apply_overrides, load_document, validate
+from hpcrail.config.base import Strict
 from hpcrail.models.wheelrail import profiles as pr
 
 BUILTIN_WHEELS = ("s1002", "s1002_mbench_points")
 BUILTIN_RAILS = ("uic60_1in40",)
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
 
 
 class ProfileSource(Strict):

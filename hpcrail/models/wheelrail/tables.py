@@ -119,8 +119,7 @@ def contact_tables(cfg: ProfilePairConfig, doc=None, cache_dir: Path | None = No
     key = table_key(wheel, rail, placement, cfg)
     d = (cache_dir or cache_root()) / key
     if use_cache and not rebuild and (d / "lut.zarr").exists() and (d / "kec.zarr").exists():
-        lut = read_zarr(d / "lut.zarr")
-        kec = read_zarr(d / "kec.zarr")
+        lut, kec = _loaded_tables(d)
         secs = json.loads(lut.attrs.get("build_cpu_seconds", "{}"))
         return ContactTables(cfg, wheel, rail, placement, lut, kec, key, secs)
     solver = ContactSolver(wheel, rail, placement)
@@ -150,7 +149,31 @@ def write_zarr(ds: xr.Dataset, path: Path) -> None:
 
 
 def read_zarr(path: Path) -> xr.Dataset:
-    return xr.open_zarr(path, consolidated=True).load()
+    """A stored table read into memory as numpy arrays (``chunks=None``: no dask collection is built, so a
+    call inside a dask task — a sweep worker — never schedules the read as cluster tasks, nor ships zarr
+    objects between workers; issue 30)."""
+    with xr.open_dataset(path, engine="zarr", chunks=None, consolidated=True) as ds:
+        return ds.load()
+
+
+#: tables read in this process (a sweep worker reads each profile pair once): directory -> (mtime key, lut, kec)
+_LOADED: dict = {}
+_LOADED_MAX = 8
+
+
+def _loaded_tables(d: Path) -> tuple[xr.Dataset, xr.Dataset]:
+    """The LUT and KEC of cache directory ``d``, read once per process (kept while their files are unchanged;
+    at most :data:`_LOADED_MAX` pairs).  Callers must not modify the returned datasets."""
+    stamp = tuple((d / n / ".zmetadata").stat().st_mtime_ns if (d / n / ".zmetadata").exists() else 0
+                  for n in ("lut.zarr", "kec.zarr"))
+    hit = _LOADED.get(str(d))
+    if hit is not None and hit[0] == stamp:
+        return hit[1], hit[2]
+    lut, kec = read_zarr(d / "lut.zarr"), read_zarr(d / "kec.zarr")
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[str(d)] = (stamp, lut, kec)
+    return lut, kec
 
 
 def save_tables(tables: ContactTables, out: Path) -> list[Path]:

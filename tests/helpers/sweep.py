@@ -7,7 +7,7 @@ import numpy as np
 import xarray as xr
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "configs" / "trains" / "demo.yaml"
 
 #: variables that legitimately differ between two runs of the same scenarios
@@ -36,3 +36,40 @@ def assert_same_results(a: Path, b: Path) -> None:
     da, db = load_results(a), load_results(b)
     xr.testing.assert_identical(da, db)
     assert np.asarray(da.done.values).all()
+
+
+def cli_app():
+    """The hpcrail typer app with every command registered (for ``typer.testing.CliRunner``)."""
+    from hpcrail import cli
+
+    cli._load_command_modules()
+    return cli.app
+
+
+def catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler installed for signal ``sig`` (Linux: ``SigCgt`` of
+    ``/proc/PID/status``); False once it has exited."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (int(sig) - 1) & 1)
+    return False
+
+
+def wait_for_handler(proc, timeout: float = 60.0) -> bool:
+    """Wait until ``proc`` (a ``subprocess.Popen`` of ``python -m hpcrail``) has run its entry point's
+    :func:`hpcrail.interrupt.install_entry_handlers` (SIGINT, then SIGTERM: seen when SIGTERM is caught —
+    Python's own SIGINT handler exists from the interpreter's start).  Before it, in the interpreter's own
+    start, a signal takes its default action.  False if the process exited first."""
+    import signal
+    import time
+
+    end = time.time() + timeout
+    while time.time() < end and proc.poll() is None:
+        if catches(proc.pid, signal.SIGTERM):
+            return True
+        time.sleep(0.002)
+    return False

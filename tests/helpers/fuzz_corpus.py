@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = 18
 
 #: shipped scenarios mutated in their resolved form (the mutated value keeps the file it came from)
@@ -36,6 +36,8 @@ SCENARIOS = [
     "configs/friction/mixed_consist.yaml", "configs/couplers/two_car_loaded.yaml",
     "configs/couplers/curved_track.yaml", "configs/vertical/quarter_vehicle.yaml",
     "configs/vertical/full_vehicle_track.yaml", "configs/vertical/full_vehicle.yaml",
+    # mixed trains (issue 31 item 6): the LTD consist, its detailed railway vehicles, contact and track
+    "configs/mixed/short_consist_curve.yaml", "configs/mixed/train4_empty_wagon.yaml",
 ]
 #: shipped sweep specs
 SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "jobs").glob("*.yaml"))
@@ -84,6 +86,27 @@ TARGETED = [
     ("configs/vertical/full_vehicle_track.yaml", "track.irregularity.spacing_m", 1e-300),
     ("configs/vertical/full_vehicle_track.yaml", "track.irregularity.length_m", 1e300),
     ("configs/vertical/full_vehicle_track.yaml", "track.irregularity.seed", 10 ** 30),
+    # mixed trains: physical ranges of the kind's own fields and its cross-field rules (issue 31 item 5)
+    ("configs/mixed/short_consist_curve.yaml", "simulation.duration_s", 1e9),
+    ("configs/mixed/short_consist_curve.yaml", "front_start_m", 1e5),          # beyond the end of the track
+    ("configs/mixed/short_consist_curve.yaml", "front_start_m", 10.0),         # the wagon before its start
+    ("configs/mixed/short_consist_curve.yaml", "detailed.0.position", 99),     # outside the consist
+    ("configs/mixed/short_consist_curve.yaml", "detailed.0.position", 1),      # the locomotive
+    ("configs/mixed/short_consist_curve.yaml", "detailed.0.position", 10 ** 12),
+    ("configs/mixed/short_consist_curve.yaml", "detailed.0.pivot_inset_m", 1e3),
+    ("configs/mixed/short_consist_curve.yaml", "grade_permille", 1e3),
+    ("configs/mixed/short_consist_curve.yaml", "simulation.initial_speed_kmh", 0.0),
+    ("configs/mixed/short_consist_curve.yaml", "output.interval_s", 1e-9),
+    ("configs/mixed/short_consist_curve.yaml", "output.reference_coupler", 10 ** 12),
+    ("configs/mixed/short_consist_curve.yaml", "output.steady_window_m", 1e9),
+    ("configs/mixed/short_consist_curve.yaml", "integrator.method", "bdf2"),  # implicit: no contact Jacobian
+    ("configs/mixed/short_consist_curve.yaml", "integrator.step_s", 1e-300),
+    ("configs/mixed/short_consist_curve.yaml", "partition.backend", "mpi"),
+    ("configs/mixed/short_consist_curve.yaml", "partition.boundary_vehicles", [1, 6]),   # without the detailed one
+    ("configs/mixed/short_consist_curve.yaml", "route", {"sections": []}),
+    ("configs/mixed/train4_empty_wagon.yaml", "simulation.duration_s", math.inf),
+    ("configs/mixed/train4_empty_wagon.yaml", "track.sections.0.length_m", 1e-300),
+    ("configs/mixed/train4_empty_wagon.yaml", "output.interval_s", 1e-6),     # 1e8 samples of the wagon
 ]
 
 #: bad ``--set`` overrides: (file, override text)
@@ -116,6 +139,15 @@ PER_SPEC_TARGETED = [
     ("jobs/vertical_speed_track.yaml", "parameters.simulation.speed_kmh.values", [math.inf]),
     ("jobs/integrators_train2.yaml", "parameters.integrator.rtol.logspace", [-7, -4, 10 ** 9]),
     ("jobs/friction_regularisation.yaml", "outputs", {"envelopes": True, "series": {"interval_s": 1e-300}}),
+    # the mixed-train study
+    ("jobs/lcf_running_safety.yaml", "parameters.detailed.0.position.values", [122, 10 ** 12]),
+    ("jobs/lcf_running_safety.yaml", "parameters.track.sections.2.radius_m.values", [300.0, math.nan]),
+    ("jobs/lcf_running_safety.yaml", "parameters.detailed.0.vehicle.body_types.car_body.mass_kg.values",
+     [-1.0, 12000.0]),
+    ("jobs/lcf_running_safety.yaml", "set.simulation.duration_s", 1e9),
+    ("jobs/lcf_running_safety.yaml", "set.front_start_m", 1e12),
+    ("jobs/lcf_running_safety.yaml", "outputs", {"envelopes": True, "series": {"interval_s": 1e-9}}),
+    ("jobs/lcf_running_safety.yaml", "outputs", {"series": {"interval_s": 0.5, "variables": ["no_such_series"]}}),
 ]
 
 
@@ -179,6 +211,9 @@ def scenario_cases(rng: random.Random) -> list[Case]:
             out.append(Case("scenario", f, key, [1, 2], "list for a mapping"))
             out.append(Case("scenario", f, key, None, "removed"))
     out += [Case("scenario", f, p, v, "targeted") for f, p, v in TARGETED]
+    mixed = "configs/mixed/short_consist_curve.yaml"   # the track reversed: the wagon starts in the canted curve
+    out.append(Case("scenario", mixed, "track.sections", list(reversed(_load(mixed).tree["track"]["sections"])),
+                    "reversed track"))
     return out
 
 
