@@ -358,7 +358,7 @@ def test_a_charged_train_at_rest_stays_charged_and_a_leaking_one_does_not_apply(
 # train control
 # ------------------------------------------------------------------------------------------------
 def test_a_remote_locomotive_group_follows_the_lead_notch_after_its_radio_delay():
-    from ltd_helpers import constant_loco, frictionless_wagon, scenario_tree
+    from helpers.ltd import constant_loco, frictionless_wagon, scenario_tree
 
     tree = scenario_tree(6, commands=[{"time_s": 1.0, "notch": 1}, {"time_s": 4.0, "notch": 0}], duration=10.0,
                          loco=constant_loco(rate=0.5, tau=0.2), wagon=frictionless_wagon())
