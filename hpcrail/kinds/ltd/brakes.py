@@ -63,14 +63,15 @@ def sonic_conductance(diameter_mm: float, cd: float, temperature_K: float) -> fl
 # valve blocks
 # ------------------------------------------------------------------------------------------------
 class UICChokes(Strict):
-    """Chokes of a UIC distributor [mm equivalent diameter]; ``apply_*``/``release_*`` per brake setting."""
+    """Chokes of a UIC distributor [mm equivalent diameter]; ``apply_*``/``release_*`` per brake setting (the
+    defaults: configs/brakes/valves/uic_distributor.yaml, ASSUMED, sized to the UIC 540 bands)."""
 
     auxiliary_charge: _MM = 2.0
     control_charge: _MM = 0.6
-    apply_G: _MM = 1.3
-    apply_P: _MM = 3.6
-    release_G: _MM = 1.0
-    release_P: _MM = 1.9
+    apply_G: _MM = 2.0
+    apply_P: _MM = 5.0
+    release_G: _MM = 1.75
+    release_P: _MM = 3.05
     quick_service_in: _MM = 3.0
     quick_service_out: _MM = 0.8
 

@@ -328,18 +328,29 @@ def _pipe(t, y, p, dydt, vals, j, jac, sepf):
 
 
 @njit(inline="always", **JIT)
+def _valve_pressures(y, p, j, base, lv, l_ar, l_bc):
+    """``(p_pipe, p_AR, p_BC, dp_BC/dq, p_BC gauge, 1/band)`` at vehicle j's valve (absolute Pa but the gauge)."""
+    patm = p.pn_s[S_PATM]
+    pb, dpb = cylinder_pressure(y[base + l_bc], p.pn_cp[j], patm)
+    return y[base + lv], y[base + l_ar], pb, dpb, pb - patm, 1.0 / p.pn_vp[j, VP_BAND]
+
+
+@njit(inline="always", **JIT)
+def _charge_auxiliary(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, pv, pa):
+    """The auxiliary reservoir charged from the pipe through its choke and a check valve (UIC, ECP)."""
+    if pv > pa:
+        m, d0, d1 = orifice(pv, pa, p.pn_vp[j, VP_CAR])
+        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, m, lv, d0, l_ar, d1, -1, 0.0, -1, 0.0)
+
+
+@njit(inline="always", **JIT)
 def _ecp(t, y, p, dydt, vals, j, jac, ecp_svc, ecp_em):
     """ECP car control device of vehicle j (electric command after its delay; the pipe charges the reservoir)."""
     s = p.pn_s
     patm = s[S_PATM]
     base, lv, l_ar, l_bc, l_x, l_eq, l_ind, lacc, k0, mid = _index(p, j)
     vp = p.pn_vp[j]
-    pv = y[base + lv]
-    pa = y[base + l_ar]
-    pb, dpb = cylinder_pressure(y[base + l_bc], p.pn_cp[j], patm)
-    pbg = pb - patm
-    w = vp[VP_BAND]
-    iw = 1.0 / w
+    pv, pa, pb, dpb, pbg, iw = _valve_pressures(y, p, j, base, lv, l_ar, l_bc)
     # electric command after its delay; emergency also when the pipe is vented (backup)
     tau = ecp_em * vp[VP_ECP_EM] if ecp_em != 0.0 else ecp_svc * vp[VP_ECP_FS]
     dtau_pv = 0.0
@@ -347,9 +358,7 @@ def _ecp(t, y, p, dydt, vals, j, jac, ecp_svc, ecp_em):
     if gb * vp[VP_ECP_EM] > tau:
         tau = gb * vp[VP_ECP_EM]
         dtau_pv = -dgb * iw * vp[VP_ECP_EM]
-    if pv > pa:
-        m, d0, d1 = orifice(pv, pa, vp[VP_CAR])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, m, lv, d0, l_ar, d1, -1, 0.0, -1, 0.0)
+    _charge_auxiliary(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, pv, pa)
     if pa > pb:
         ga, dga = ramp((tau - pbg) * iw)
         if ga > 0.0 or dga > 0.0:
@@ -371,18 +380,11 @@ def _uic(t, y, p, dydt, vals, j, jac):
     patm = s[S_PATM]
     base, lv, l_ar, l_bc, l_x, l_eq, l_ind, lacc, k0, mid = _index(p, j)
     vp = p.pn_vp[j]
-    pv = y[base + lv]
-    pa = y[base + l_ar]
-    pb, dpb = cylinder_pressure(y[base + l_bc], p.pn_cp[j], patm)
-    pbg = pb - patm
-    w = vp[VP_BAND]
-    iw = 1.0 / w
+    pv, pa, pb, dpb, pbg, iw = _valve_pressures(y, p, j, base, lv, l_ar, l_bc)
     pr = y[base + l_x]
     pq = y[base + l_x + 1]
     # auxiliary reservoir: charged from the pipe through a check valve
-    if pv > pa:
-        m, d0, d1 = orifice(pv, pa, vp[VP_CAR])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, m, lv, d0, l_ar, d1, -1, 0.0, -1, 0.0)
+    _charge_auxiliary(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, pv, pa)
     # cylinder target from the reduction seen against the control reservoir (graduated both ways)
     d = pr - pv
     ratio = vp[VP_U_RATIO]
@@ -436,12 +438,7 @@ def _aar(t, y, p, dydt, vals, j, jac):
     smap = p.pn_smap
     base, lv, l_ar, l_bc, l_x, l_eq, l_ind, lacc, k0, mid = _index(p, j)
     vp = p.pn_vp[j]
-    pv = y[base + lv]
-    pa = y[base + l_ar]
-    pb, dpb = cylinder_pressure(y[base + l_bc], p.pn_cp[j], patm)
-    pbg = pb - patm
-    w = vp[VP_BAND]
-    iw = 1.0 / w
+    pv, pa, pb, dpb, pbg, iw = _valve_pressures(y, p, j, base, lv, l_ar, l_bc)
     l_er = l_x
     l_qa = l_x + 1
     l_s = l_x + 2
