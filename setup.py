@@ -1,8 +1,9 @@
 """Build hook (everything else is in pyproject.toml): a wheel carries the example scenarios, sweep jobs and
 Slurm templates under ``hpcrail/examples/`` (``hpcrail examples --copy DIR``) and the git commit it was
 built from (``hpcrail/_build_info.json``, read by ``hpcrail.provenance.git_info`` when there is no checkout;
-``HPCRAIL_GIT_COMMIT`` names it when building from a copy without ``.git``).  MANIFEST.in puts the example
-directories into the sdist, so a wheel built from the sdist has them too."""
+``HPCRAIL_GIT_COMMIT`` names it when building from a copy without ``.git``).  From a git checkout only the files
+git tracks are shipped (an untracked study or result in ``jobs/`` stays out of the wheel).  MANIFEST.in puts
+the example directories into the sdist, so a wheel built from the sdist has them too."""
 import json
 import os
 import shutil
@@ -27,6 +28,17 @@ def _commit() -> str:
         return "unknown"
 
 
+def _tracked(d: str) -> list[str] | None:
+    """The files git tracks under ``d`` (relative to the repository), or None outside a git checkout (an sdist:
+    every file it holds is an example)."""
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--", d], capture_output=True, timeout=30,
+                             check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [f for f in out.decode().split("\0") if f]
+
+
 class BuildWithExamples(build_py):
     def run(self):
         super().run()
@@ -34,9 +46,17 @@ class BuildWithExamples(build_py):
             return
         target = Path(self.build_lib) / "hpcrail"
         for d in EXAMPLE_DIRS:
-            if (ROOT / d).is_dir():
+            if not (ROOT / d).is_dir():
+                continue
+            tracked = _tracked(d)
+            if tracked is None:
                 shutil.copytree(ROOT / d, target / "examples" / d, dirs_exist_ok=True,
                                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.zarr"))
+                continue
+            for f in tracked:     # a checkout: what git tracks, never a user's untracked studies or results
+                if (ROOT / f).is_file():
+                    (target / "examples" / f).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(ROOT / f, target / "examples" / f)
         (target / "_build_info.json").write_text(json.dumps({"git_commit": _commit()}))
 
 

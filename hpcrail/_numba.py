@@ -87,40 +87,130 @@ def cache_dir() -> str:
     return str(numba.config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR", ""))
 
 
-class compile_notice:
-    """Context manager calling ``say(text)`` once, when numba starts compiling a kernel (a cold start:
-    the first run after installing or changing hpcrail) — never on a run that loads every kernel from
-    the disk cache.  Uses numba's event API (``numba:compile``)."""
+#: seconds between the "still compiling" lines of a :class:`compile_notice`
+TICK_S = 10.0
+_NOTICES: list = []          # the compile notices in force (innermost last)
 
-    def __init__(self, say, text: str | None = None):
+
+class compile_notice:
+    """Context manager that says when numba compiles and for how long: ``say(text)`` once when a kernel
+    starts compiling (a cold start: the first run after installing or changing hpcrail; never on a run that
+    loads every kernel from the disk cache), then ``say("… still compiling: 40 s so far")`` every ``tick_s``
+    seconds while compilation goes on (on a loaded machine a first run can compile for minutes), and a last
+    line with the total when the block ends.  Compilation is seen through numba's event API
+    (``numba:compile``, this process) and :func:`compiling_elsewhere` (a helper process compiling for this
+    run, e.g. the integrator of a first run: :mod:`hpcrail.integrators.driver`).
+
+    ``seconds``: wall time during which compilation was in progress (0.0 when nothing compiled)."""
+
+    def __init__(self, say, text: str | None = None, tick_s: float | None = None):
         self.say = say
-        self.text = text or (f"compiling numba kernels (first run only, cached in {cache_dir()}): this takes "
-                             "20 s to 2 minutes, once")
+        self.text = text or (f"compiling numba kernels (first run after installing or changing hpcrail; cached in "
+                             f"{cache_dir()}, later runs load them; `hpcrail warmup --all` compiles ahead)")
+        self.tick_s = TICK_S if tick_s is None else float(tick_s)
         self.fired = False
+        self.seconds = 0.0
         self._listener = None
+        self._depth = 0
+        self._since = 0.0          # start of the current compiling stretch
+        self._first = 0.0          # when the notice fired
+        self._lock = None
+        self._stop = None
+        self._ticker = None
+
+    # -- compiling stretches (numba events in this process, helpers elsewhere) -------------------
+    def _begin(self) -> None:
+        import time
+
+        with self._lock:
+            self._depth += 1
+            if self._depth > 1:
+                return
+            self._since = time.perf_counter()
+            first = not self.fired
+            self.fired = True
+            if first:
+                self._first = self._since
+        if first:
+            self.say(self.text)
+            if self.tick_s > 0:
+                self._start_ticker()
+
+    def _end(self) -> None:
+        import time
+
+        with self._lock:
+            self._depth = max(0, self._depth - 1)
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._since
+
+    def compiling(self) -> bool:
+        """True while a kernel compiles (here or in a helper process)."""
+        return self._depth > 0
+
+    def _start_ticker(self) -> None:
+        import threading
+        import time
+
+        def tick():
+            while not self._stop.wait(self.tick_s):
+                if self.compiling():
+                    self.say(f"… still compiling: {time.perf_counter() - self._first:.0f} s so far")
+
+        self._ticker = threading.Thread(target=tick, name="hpcrail-compile-notice", daemon=True)
+        self._ticker.start()
 
     def __enter__(self):
+        import threading
+
         from numba.core import event
 
         notice = self
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
 
         class _Listener(event.Listener):
             def on_start(self, ev):
-                if not notice.fired:
-                    notice.fired = True
-                    notice.say(notice.text)
+                notice._begin()
 
             def on_end(self, ev):
-                pass
+                notice._end()
 
         self._listener = _Listener()
         event.register("numba:compile", self._listener)
+        _NOTICES.append(self)
         return self
 
     def __exit__(self, *exc):
         from numba.core import event
 
         event.unregister("numba:compile", self._listener)
+        if self in _NOTICES:
+            _NOTICES.remove(self)
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=1.0)
+        if self._depth:          # left while compiling (an error): close the stretch
+            self._depth = 1
+            self._end()
+        if self.fired and exc[0] is None:
+            self.say(f"compiled numba kernels for {self.seconds:.0f} s (cached: later runs load them)")
+        return False
+
+
+class compiling_elsewhere:
+    """Context manager marking a stretch during which another process compiles for this one (the compile
+    helper of a first run): every :class:`compile_notice` in force says so and counts its time."""
+
+    def __enter__(self):
+        self._notices = list(_NOTICES)
+        for n in self._notices:
+            n._begin()
+        return self
+
+    def __exit__(self, *exc):
+        for n in self._notices:
+            n._end()
         return False
 
 

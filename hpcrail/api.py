@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 
+import hpcrail.analysis.accessor  # noqa: E402,F401  (registers ds.hpcrail on every dataset the API returns)
 from hpcrail.simulate import load, revalidate, simulate  # noqa: E402  (the API's load and simulate)
 
 

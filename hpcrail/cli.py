@@ -15,6 +15,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hpcrail.config import ConfigError
@@ -23,6 +24,35 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="hpcrail: railway train dynamics at HPC scale (LTD kernels, sweeps on dask, zarr results).")
 console = Console(stderr=False)
 err_console = Console(stderr=True)
+#: file formats of written figures (``--format``)
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def _plain_flags_in_help() -> None:
+    """Help without a type after plain flags (typer >= 0.20 prints ``<bool>`` after ``--plot``, which takes no
+    value) and ``<TEXT>...`` for repeatable options instead of ``<list[str]>``.  Changes only what the help
+    shows; typer versions without these methods are left alone."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:   # pragma: no cover - another typer layout
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_hpcrail", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False) and self.metavar is None:
+            return ""
+        text = original(self, ctx)
+        if getattr(self, "multiple", False) and isinstance(text, str) and text.startswith("<list["):
+            text = "<" + text[6:-2] + ">..."
+        return text
+
+    display_type_rich._hpcrail = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_plain_flags_in_help()
 
 #: modules that register further commands on ``app`` (one line per feature)
 _COMMAND_MODULES: list[str] = ["hpcrail.commands.sweep", "hpcrail.commands.plot", "hpcrail.commands.friction",
@@ -77,6 +107,13 @@ def print_json(obj) -> None:
     typer.echo(json.dumps(clean(obj), indent=2, ensure_ascii=False))
 
 
+def config_warnings(doc) -> None:
+    """Print what validation found unusual but allowed (``doc.warnings``: a value far outside its field's usual
+    range, e.g. metres typed into a millimetre field), one ``warning:`` line each on stderr."""
+    for w in getattr(doc, "warnings", None) or ():
+        err_console.print(f"[yellow]warning:[/] {escape(str(w))}", highlight=False, soft_wrap=True)
+
+
 def config_error_exit(exc: ConfigError) -> None:
     """Print every configuration problem and exit with code 2."""
     err_console.print(f"[bold red]error:[/] {len(exc.issues)} problem{'s' if len(exc.issues) != 1 else ''} "
@@ -111,6 +148,7 @@ def print_metrics(ds) -> None:
     and the verdict of every assessment quantity — then the worst elements (vehicles) against their limits."""
     from hpcrail import kinds
     from hpcrail.results.outputs import summary_rows
+    from hpcrail.results.units import pretty_units
     from hpcrail.results.verdicts import assessment
 
     kind = kinds.get(ds.attrs.get("model", kinds.DEFAULT_KIND))
@@ -118,27 +156,27 @@ def print_metrics(ds) -> None:
     checks = [assessment(x, a) for *_r, x, a in rows]
     limits = any(c is not None for c in checks)
     table = Table(title=f"{ds.attrs.get('scenario_name', '')}: {kind.summary_title}")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("unit")
+    table.add_column("metric", overflow="fold")
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("unit", no_wrap=True)
     if limits:
-        table.add_column("limit", justify="right")
-        table.add_column("ratio", justify="right")
-        table.add_column("verdict")
-    table.add_column("meaning", overflow="fold")
+        table.add_column("limit", justify="right", no_wrap=True)
+        table.add_column("ratio", justify="right", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+    table.add_column("meaning", no_wrap=True, overflow="ellipsis")   # one line per metric at any width
     sources: dict = {}
     for (name, val, unit, label, _x, a), c in zip(rows, checks):
         if not limits:
-            table.add_row(name, val, unit, label)
+            table.add_row(name, val, pretty_units(unit), label)
             continue
         if c is None:
-            table.add_row(name, val, unit, "", "", "", label)
+            table.add_row(name, val, pretty_units(unit), "", "", "", label)
             continue
         lim = c["limit"] * float(a.get("display_scale", 1.0))
         if c["limit_source"]:
             sources.setdefault(c["limit_source"], []).append(name)
-        table.add_row(name, val, unit, f"{lim:.4g}", f"{c['ratio']:.3f}" if c["ratio"] == c["ratio"] else "nan",
-                      _verdict_cell(c["verdict"]), label)
+        table.add_row(name, val, pretty_units(unit), f"{lim:.4g}",
+                      f"{c['ratio']:.3f}" if c["ratio"] == c["ratio"] else "nan", _verdict_cell(c["verdict"]), label)
     console.print(table)
     if sources:
         console.print("limits: " + "; ".join(f"{src} ({', '.join(n for n in names)})" for src, names in sources.items()),
@@ -178,6 +216,43 @@ def print_worst_elements(ds, k: int = 5) -> None:
                 cells.append(f"{dv:.3g}, {q:.2f}" if q == q else "-")
             t.add_row(str(r["element"]), r["type"], *cells, f"{r['worst_ratio']:.2f}", _verdict_cell(r["verdict"]))
         console.print(t)
+
+
+def check_figure_format(fmt: str) -> None:
+    """Exit 2 naming the allowed formats unless ``fmt`` is one of :data:`FIGURE_FORMATS`."""
+    if fmt.lower() not in FIGURE_FORMATS:
+        err_console.print(f"[bold red]error:[/] --format {fmt!r} not supported; allowed: {', '.join(FIGURE_FORMATS)}",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CONFIG)
+
+
+class figure_notes:
+    """Print each :class:`~hpcrail.results.plotting.FigureNote` warning raised while drawing as one ``note:``
+    line on stderr (what a figure left out and how to get it)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._ctx = warnings.catch_warnings(record=True)
+        self._caught = self._ctx.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc):
+        import warnings
+
+        from hpcrail.results.plotting import FigureNote
+
+        self._ctx.__exit__(*exc)
+        seen = set()
+        for w in self._caught:
+            text = str(w.message)
+            if not issubclass(w.category, FigureNote):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            elif text not in seen:
+                seen.add(text)
+                err_console.print(f"note: {text}", highlight=False, markup=False, soft_wrap=True)
+        return False
 
 
 def status_line(ds) -> str:
@@ -282,6 +357,10 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing store"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
         plot: bool = typer.Option(False, "--plot", help="also write the run figures (hpcrail plot) to NAME_figures/"),
+        fig_format: str = typer.Option("png", "--format", metavar="png|pdf|svg",
+                                       help="--plot: file format of the figures"),
+        dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="--plot: resolution of raster "
+                                            "figures [dots per inch] (default 120)"),
         json_: bool = typer.Option(False, "--json", help="print status, statistics and metrics as JSON (no "
                                    "progress or tables)"),
         partition: Optional[str] = typer.Option(
@@ -293,11 +372,14 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
 
     if partition is not None:
         set_ = [*set_, f"partition.backend={partition}"]
+    check_figure_format(fig_format)
     try:
         sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
     root = _mpi_rank(sc) == 0
+    if root and not json_:
+        config_warnings(doc)
     quiet = quiet or json_ or not root
     out = output or Path(f"{sc.name}.zarr")
     if root:   # before simulating: never compute a result that cannot be written
@@ -317,7 +399,9 @@ def run(scenario: Path = typer.Argument(..., exists=False, help="scenario YAML")
         from hpcrail.analysis.figures import run_figures
 
         try:
-            figures = run_figures(ds, out.with_name(out.name.removesuffix(".zarr") + "_figures"))
+            with figure_notes():
+                figures = run_figures(ds, out.with_name(out.name.removesuffix(".zarr") + "_figures"),
+                                      format=fig_format, dpi=dpi)
         except ValueError as exc:
             err_console.print(f"[yellow]warning:[/] no figures: {exc}", highlight=False, soft_wrap=True)
     if json_:
@@ -355,21 +439,24 @@ def _mpi_rank(sc) -> int:
 @app.command()
 def validate(scenario: Path = typer.Argument(..., help="scenario YAML"),
              set_: List[str] = typer.Option([], "--set", help="override a field: dotted.path=value"),
-             show: bool = typer.Option(False, "--show", help="print the canonical (fully resolved) config")):
+             show: bool = typer.Option(False, "--show", help="print the canonical (fully resolved) config on "
+                                       "stdout (the 'valid' line goes to stderr: --show > resolved.yaml)")):
     """Check a scenario file; print its canonical form and hash."""
     from hpcrail.config import canonical_yaml, config_hash
     from hpcrail.kinds import load_scenario
 
     try:
-        sc, _doc = load_scenario(scenario, set_)
+        sc, doc = load_scenario(scenario, set_)
     except ConfigError as exc:
         config_error_exit(exc)
-    if show:
-        console.print(canonical_yaml(sc), markup=False, highlight=False)
+    config_warnings(doc)
+    if show:   # the YAML alone on stdout (``validate --show > resolved.yaml`` loads again)
+        typer.echo(canonical_yaml(sc), nl=False)
     n = len(sc.vehicle_type_names()) if hasattr(sc, "vehicle_type_names") else None
     extra = f", {n} vehicles" if n else ""
-    console.print(f"{scenario}: valid ({getattr(sc, 'model', 'ltd')} scenario {sc.name!r}{extra}, "
-                  f"hash {config_hash(sc)})", highlight=False)
+    (err_console if show else console).print(f"{scenario}: valid ({getattr(sc, 'model', 'ltd')} scenario "
+                                             f"{sc.name!r}{extra}, hash {config_hash(sc)})", highlight=False,
+                                             markup=False, soft_wrap=True)
 
 
 @app.command()

@@ -166,13 +166,15 @@ def load(path: str | Path, overrides: Mapping[str, Any] | Iterable[str] | None =
     ``overrides``: ``{"simulation.duration_s": 600}`` or ``["simulation.duration_s=600"]`` (the dotted
     paths of ``hpcrail run --set``); keyword arguments do the same with ``__`` for the dots
     (``simulation__duration_s=600``).  The scenario validates assignments
-    (``sc.simulation.duration_s = -1`` raises ``pydantic.ValidationError``); :func:`simulate` validates the
+    (``sc.simulation.duration_s = -1`` raises :class:`~hpcrail.config.errors.ConfigAssignmentError`, a
+    ``ValueError`` naming the field, the value and what is allowed); :func:`simulate` validates the
     whole scenario again, cross-field rules included.
 
-    Raises :class:`~hpcrail.config.ConfigError` listing every problem (file, field, value, allowed).
+    Raises :class:`~hpcrail.config.ConfigError` listing every problem (file, field, value, allowed); warns
+    with :class:`~hpcrail.config.errors.ConfigWarning` for a value far outside its field's usual range.
     """
     from hpcrail.config import ConfigError, ConfigIssue
-    from hpcrail.config.loading import load_document, set_path
+    from hpcrail.config.loading import component_override, load_document, set_path
     from hpcrail.kinds import validate_document
 
     doc = load_document(path)
@@ -183,17 +185,29 @@ def load(path: str | Path, overrides: Mapping[str, Any] | Iterable[str] | None =
         raise ConfigError([ConfigIssue("overrides", "(override)", str(exc))]) from None
     for dotted, value in items:
         parts = dotted.split(".")
+        loc = tuple(int(p) if p.isdigit() else p for p in parts)
         try:
-            set_path(doc.tree, parts, value)
-            doc.origins[tuple(int(p) if p.isdigit() else p for p in parts)] = "overrides"
-        except (KeyError, IndexError) as exc:
+            resolved = component_override(doc, loc, value, "overrides")
+            set_path(doc.tree, parts, resolved)
+            if resolved is value:
+                doc.origins[loc] = "overrides"
+        except (KeyError, IndexError, ValueError) as exc:
             issues.append(ConfigIssue("overrides", dotted, str(exc.args[0] if exc.args else exc)))
+        except ConfigError as exc:
+            issues.extend(exc.issues)
     try:
         sc = validate_document(doc)
     except ConfigError as exc:
         raise ConfigError(issues + exc.issues) from None
     if issues:
         raise ConfigError(issues)
+    if doc.warnings:
+        import warnings
+
+        from hpcrail.config.errors import ConfigWarning
+
+        for w in doc.warnings:
+            warnings.warn(str(w), ConfigWarning, stacklevel=2)
     return sc
 
 

@@ -11,7 +11,8 @@ Each document runs top to bottom, as a reader would, in a fresh directory holdin
 (``simulation.duration_s`` at most 4 s) and the studies reduced (the first three levels of each
 parameter, 4 samples, 1 s per scenario) so that the whole file runs in about a minute; ``hpcrail sweep``
 runs ``--inline`` (the dask path has its own tests).  ``pip install`` and ``python -m pytest`` lines are
-the reader's set-up and the suite itself: they are not re-run.
+the reader's set-up and the suite itself: they are not re-run.  Every Python block runs in a fresh interpreter
+(what a reader's new notebook has: nothing imported by the commands before it).
 """
 from __future__ import annotations
 
@@ -177,16 +178,18 @@ def run_bash(block: Block) -> None:
 
 
 def run_python(block: Block, where: str) -> None:
-    import matplotlib
+    """Run a Python block in a fresh interpreter (as a reader pastes it into a new notebook: nothing imported
+    by the commands before it), in the current directory, with this checkout first on the path."""
+    import subprocess
+    import sys
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    code = compile(block.code, f"{where}:{block.line}", "exec")
-    try:
-        exec(code, {"__name__": "__docs__"})
-    finally:
-        plt.close("all")
+    compile(block.code, f"{where}:{block.line}", "exec")     # a syntax error names the document and line
+    env = dict(os.environ, MPLBACKEND="Agg",
+               PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    r = subprocess.run([sys.executable, "-c", block.code], cwd=os.getcwd(), env=env, capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, f"{where}, line {block.line}: the Python block failed in a fresh interpreter:\n" \
+                              f"{r.stderr[-4000:]}"
 
 
 def check_yaml(block: Block, where: Path) -> None:
@@ -254,6 +257,9 @@ def test_the_harness_fails_on_bad_commands():
         run_bash(Block("bash", "hpcrail sweep jobs/a.yaml --cluster slurm", "", 1))
     with pytest.raises(AssertionError, match="shell syntax"):
         commands("hpcrail run a.yaml | tee log")
+    # a Python block runs in a fresh interpreter: it cannot lean on what an earlier block (or the harness) imported
+    with pytest.raises(AssertionError, match="fresh interpreter"):
+        run_python(Block("python", "np.zeros(1)", "", 1), "x.md")
     assert commands("hpcrail run a.yaml \\\n  --set x=1 && hpcrail plot a.zarr  # note") == \
         [["hpcrail", "run", "a.yaml", "--set", "x=1"], ["hpcrail", "plot", "a.zarr"]]
 

@@ -75,6 +75,7 @@ def test_a_kind_that_omits_an_obligation_fails_at_registration(tmp_path, monkeyp
         (dict(summary=("nope",)), "summary names undeclared output"),
         (dict(name="vertical"), r"needs a field model: Literal\[\'vertical\'\]"),
         (dict(run=None), "run must be callable"),
+        (dict(tools={"lcf": "no_dot"}), "tools must map identifiers to module paths"),
     ]
     for change, message in bad:
         with pytest.raises(KindError, match=message):
@@ -91,6 +92,10 @@ def test_a_kind_that_omits_an_obligation_fails_at_registration(tmp_path, monkeyp
         kinds._MODULES.pop("broken")
     with pytest.raises(KindError, match="must read 'package.module:function'"):
         lazy("no_colon")
+    # kind-specific tools reached through the registry (generic commands import no kind)
+    assert kinds.tool("lcf").__name__ == "hpcrail.kinds.mixed_train.lcf"
+    with pytest.raises(KeyError, match="unknown tool 'nope'; declared by the registered kinds: lcf"):
+        kinds.tool("nope")
 
 
 def test_output_declarations_are_cf_clean_and_display_units_convert():

@@ -45,7 +45,7 @@ def test_run_plot_writes_the_train_figures(demo):
     store, _ds = demo
     fig_dir = store.with_name("demo_figures")
     names = sorted(p.name for p in fig_dir.iterdir())
-    assert names == ["force_envelope.png", "force_heatmap.png", "force_time.png"]
+    assert names == ["force_envelope.png", "force_heatmap.png", "force_time.png", "running_safety.png"]
     assert all((fig_dir / n).stat().st_size > 20_000 for n in names)
 
 
@@ -56,8 +56,16 @@ def test_force_envelope_is_the_stored_envelope_in_kN_with_the_locomotive_marked(
     assert ax.get_ylabel() == "in-train force [kN] (+ draft, − buff)"
     assert ax.get_xlabel().startswith("coupler number")
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
-    np.testing.assert_allclose(lines["max draft"].get_ydata(), ds.coupler_max_draft_force.values / 1e3, rtol=1e-12)
-    np.testing.assert_allclose(lines["max buff"].get_ydata(), -ds.coupler_max_buff_force.values / 1e3, rtol=1e-12)
+    # one line per connection type (the drawbars within the wagon pairs never zigzag with the draft gears)
+    types = np.asarray(ds.connection_type.values).astype(str)
+    assert sorted(set(types)) == ["autocoupler", "drawbar"]
+    for t in ("autocoupler", "drawbar"):
+        m = types == t
+        np.testing.assert_array_equal(lines[f"max draft ({t})"].get_xdata(), ds.coupler.values[m])
+        np.testing.assert_allclose(lines[f"max draft ({t})"].get_ydata(), ds.coupler_max_draft_force.values[m] / 1e3,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(lines[f"max buff ({t})"].get_ydata(), -ds.coupler_max_buff_force.values[m] / 1e3,
+                                   rtol=1e-12)
     assert locomotives(ds) == [1] and list(ds.vehicle_kind.values[:2]) == ["locomotive", "wagon"]
     assert lines["locomotive"].get_xdata()[0] == 0.5          # vehicle 1 sits ahead of coupler 1
     # the peak annotated is the benchmark metric
@@ -69,7 +77,9 @@ def test_force_envelope_is_the_stored_envelope_in_kN_with_the_locomotive_marked(
 def test_force_time_draws_one_line_per_requested_coupler(demo):
     _store, ds = demo
     [fig] = run_figures(ds, None, ["force_time"], select={"coupler": [2, 5, 9]})
-    top, notch, brake, speed = _axes(fig)
+    top, notch, brake, speed, route = _axes(fig)[:5]          # the route under them (its grade on a twin axis)
+    assert route.get_ylabel() == "curvature\n1000/R [1/km]"
+    assert [t for t in notch.get_yticks() if t == int(t)] == list(notch.get_yticks())     # an integer notch
     couplers = [ln for ln in top.get_lines() if ln.get_label().startswith("coupler")]
     assert [ln.get_label() for ln in couplers] == ["coupler 2", "coupler 5", "coupler 9"]
     for ln, k in zip(couplers, (2, 5, 9)):
@@ -77,11 +87,11 @@ def test_force_time_draws_one_line_per_requested_coupler(demo):
         np.testing.assert_array_equal(ln.get_xdata(), ds.time.values)
     assert top.get_ylabel() == "in-train force [kN] (+ draft)"
     assert notch.get_ylabel() == "applied notch" and brake.get_ylabel() == "brake command"
-    assert speed.get_ylabel() == "speed [km/h] (head)" and speed.get_xlabel() == "simulated time [s]"
+    assert speed.get_ylabel() == "speed [km/h] (head)" and route.get_xlabel() == "simulated time [s]"
     np.testing.assert_allclose(speed.get_lines()[0].get_ydata(), ds.speed.sel(vehicle=1).values * 3.6, rtol=1e-12)
     # against distance: the head's position in km
     [fig] = run_figures(ds, None, ["force_time"], x="distance", select={"coupler": [3]})
-    ax = _axes(fig)[-1]
+    [ax] = [a for a in _axes(fig) if a.get_xlabel()]
     assert ax.get_xlabel() == "distance: position [km]"
     np.testing.assert_allclose(_axes(fig)[0].get_lines()[0].get_xdata(), ds.position.sel(vehicle=1).values / 1e3)
 
@@ -128,7 +138,7 @@ def test_plot_command_and_its_errors(demo, tmp_path):
     # hpcrail report on a run store: its metrics and figures (not "not an hpcrail sweep store")
     r = runner.invoke(_app(), ["report", str(store), "-o", str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output
-    assert "peak draft force" in r.output and len(list((tmp_path / "rep").iterdir())) == 3
+    assert "peak draft force" in r.output and len(list((tmp_path / "rep").iterdir())) == 4
 
 
 def test_vertical_run_figures(tmp_path, configs_dir_module):

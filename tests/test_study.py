@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
-from sweep_helpers import DEMO, assert_same_results, cli_app, load_results, write_spec
+from helpers.sweep import DEMO, assert_same_results, cli_app, load_results, write_spec
 from typer.testing import CliRunner
 
 import hpcrail
@@ -162,7 +162,7 @@ def test_a_mixed_train_sweep_keeps_the_consist_series_around_the_wagon(tmp_path)
     detailed wagon's front coupler force is the consist's coupler 3 (the force its car body feels)."""
     from hpcrail.kinds import load_scenario
     from hpcrail.simulate import run_scenario
-    from sweep_helpers import ROOT
+    from helpers.sweep import ROOT
 
     base = ROOT / "configs" / "mixed" / "short_consist_curve.yaml"
     rate = "vehicle_types.loco.traction.notch_rate_per_s"

@@ -74,3 +74,23 @@ def test_contact_command_config_error_exits_2(tmp_path):
     res = CliRunner().invoke(app, ["contact", str(bad), "-o", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "exactly one of gauge_mm and L_r_m" in res.output
+
+
+def test_contact_command_refuses_an_existing_file_and_a_broken_profile(tmp_path):
+    """``-o`` naming an existing file, and a profile file with a fold, exit with code 2 and a message
+    naming the path or the file field — no traceback."""
+    f = tmp_path / "taken"
+    f.write_text("x")
+    res = CliRunner().invoke(app, ["contact", str(PAIR), "-o", str(f)])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "taken" in res.output
+    pts = tmp_path / "wheel.txt"
+    y = np.linspace(-60.0, 60.0, 121)
+    z = 0.001 * y ** 2
+    y[60], y[61] = y[61], y[60]                     # a fold: the profile goes back on itself
+    pts.write_text("# units: mm\n" + "\n".join(f"{a} {b}" for a, b in zip(y, z)) + "\n")
+    bad = tmp_path / "pair.yaml"
+    bad.write_text(PAIR.read_text().replace("builtin: s1002", f"file: {pts.name}", 1))
+    res = CliRunner().invoke(app, ["contact", str(bad), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "wheel.file" in res.output

@@ -144,15 +144,33 @@ def test_sensitivities_match_finite_differences(s1002, y):
 
 def test_two_point_contact_jumps(s1002):
     """At each located jump both contact points touch: the tread and the new contact solve eq 12 with the
-    same z and φ, and the new basin's maximum relative indentation (eq 15) is zero there."""
+    same z and φ, and the new basin's maximum relative indentation (eq 15) is zero there.  S1002/UIC60 has four
+    jumps per wheel: on the tread (0.22 mm), tread to flange root (4.85 mm) and two at the flange within 1 µm
+    (6.2494 and 6.2503 mm: the contact runs onto the flange face over the root's concave arc)."""
     ys = np.arange(0.0, 0.008, 1e-5)
     X, C, S = s1002.sweep(ys)
     jumps = s1002.find_jumps(ys, X, 1)
-    assert len(jumps) >= 2
+    assert [j["kind"] for j in jumps] == ["two-point"] * 4
+    np.testing.assert_allclose([j["y"] for j in jumps], [0.21826e-3, 4.847387e-3, 6.24936e-3, 6.250286e-3],
+                               atol=5e-8)
     for j in jumps:
         xa, xb = j["x_outer"], j["x_inner"]
         assert j["ok"]
-        assert abs(xa[0] - xb[0]) < 1e-12 and abs(xa[1] - xb[1]) < 1e-12
-        assert abs(j["u_outer"] - j["u_inner"]) > 5e-3
+        assert abs(xa[0] - xb[0]) < 2e-9 and abs(xa[1] - xb[1]) < 1e-8
+        assert abs(j["u_outer"] - j["u_inner"]) > 1e-3
         assert np.max(np.abs(s1002.residual(j["y"], 0.0, xa))) < 1e-12
         assert np.max(np.abs(s1002.residual(j["y"], 0.0, xb))) < 1e-12
+
+
+def test_find_jumps_is_independent_of_the_grid(s1002):
+    """Issue 29: every jump, the flange ones included, is found on a 0.5 mm grid as on a 0.01 mm one, at the same
+    lateral shift within 0.1 µm, for both wheels (the right wheel's at -y: the pair is symmetric), whichever way
+    the sweep runs across them (the right wheel's flange jumps are crossed from the flange to the tread)."""
+    fine = [0.21826e-3, 4.847387e-3, 6.24936e-3, 6.250286e-3]
+    ys = np.arange(-0.012, 0.012 + 1e-9, 5e-4)
+    X, C, S = s1002.sweep(ys)
+    left = s1002.find_jumps(ys, X, 1)
+    right = s1002.find_jumps(ys, X, -1)
+    assert [j["kind"] for j in left + right] == ["two-point"] * 8
+    np.testing.assert_allclose([j["y"] for j in left], fine, atol=1e-7)
+    np.testing.assert_allclose(sorted(-j["y"] for j in right), fine, atol=1e-7)

@@ -292,6 +292,30 @@ class HpcrailAccessor:
         cols["message"] = as_strings(sub["message"])
         return pd.DataFrame(cols, index=pd.Index(np.asarray(sub["scenario"].values), name="scenario"))
 
+    def in_display_units(self) -> xr.Dataset:
+        """The dataset with every variable that declares display units converted to them (kN, km/h, mm, mrad
+        ...: values scaled, ``units`` set to the display unit, the stored SI unit kept as ``units_stored``), so
+        that xarray's own plots and tables read as hpcrail's: ``ds.hpcrail.in_display_units().coupler_force
+        .sel(coupler=123).plot()`` draws kN.  The stored dataset stays SI (CF); unit-aware analysis:
+        ``ds.pint.quantify()`` (pint-xarray).  Lazy variables stay lazy."""
+        from hpcrail.results.units import display_factor, display_units
+
+        ds = self._ds.copy()
+        for name in list(ds.variables):
+            a = ds[name].attrs
+            disp, units = display_units(a), a.get("units")
+            if not units or not disp or disp == units or ds[name].dtype.kind != "f":
+                continue
+            f = display_factor(a)
+            new = ds[name] * f
+            new.attrs = dict(a, units=disp, units_stored=units)
+            new.attrs.pop("display_scale", None)
+            if name in ds.coords:
+                ds = ds.assign_coords({name: new})
+            else:
+                ds[name] = new
+        return ds
+
     # -- sensitivity and figures -------------------------------------------------------------
     def sobol(self, metrics: list[str] | None = None, **kw) -> pd.DataFrame:
         """Sobol' indices (first order ``S1``, total ``ST``, bootstrap confidence half-widths) of the float

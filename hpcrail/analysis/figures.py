@@ -29,14 +29,25 @@ def available(ds: xr.Dataset) -> list:
     return [f for f in kind_of(ds).run_figures if f.applies is None or f.applies(ds)]
 
 
-def run_figures(ds: xr.Dataset, out_dir: str | Path | None, figures: list[str] | None = None, **options) -> list:
+def run_figures(ds: xr.Dataset, out_dir: str | Path | None, figures: list[str] | None = None, *,
+                format: str = "png", dpi: float | None = None, **options) -> list:
     """Draw the run figures of ``ds`` (``figures``: their names; default every figure whose data the dataset
-    has) into ``out_dir`` as PNG and return the paths — or, with ``out_dir=None``, return the matplotlib
-    figures.  ``options`` go to every figure (``select={"coupler": [12, 61]}``, ``x="distance"``,
-    ``t_max``; see :mod:`hpcrail.results.plotting`).
+    has) into ``out_dir`` as ``format`` files (png, pdf or svg; raster resolution ``dpi``, default 120) and
+    return the paths — or, with ``out_dir=None``, return the matplotlib figures.  ``options`` go to every figure
+    (``select={"coupler": [12, 61]}``, ``x="distance"``, ``t_max``; see :mod:`hpcrail.results.plotting`).  A
+    figure drawn with less than it can show (a sweep kept fewer series) warns with a
+    :class:`~hpcrail.results.plotting.FigureNote` saying what to keep.
 
     Raises ``ValueError`` naming the allowed figures for an unknown name, one whose data the dataset lacks,
-    or a kind that declares no run figures; figure functions raise ``ValueError`` for bad options."""
+    a kind that declares no run figures, or an unknown format; figure functions raise ``ValueError`` for bad
+    options."""
+    from hpcrail.results.plotting import save_options
+
+    with save_options(format, dpi):
+        return _run_figures(ds, out_dir, figures, **options)
+
+
+def _run_figures(ds: xr.Dataset, out_dir, figures, **options) -> list:
     kind = kind_of(ds)
     declared = {f.name: f for f in kind.run_figures}
     if not declared:

@@ -38,7 +38,8 @@ import pandas as pd
 import xarray as xr
 
 from hpcrail.analysis.accessor import SUCCESS, as_strings
-from hpcrail.results.plotting import finish, new_figure
+from hpcrail.results.plotting import axes_title, finish, integer_ticks, is_integer_valued, is_logarithmic, \
+    legend_outside, level_colours, limit_in_view, limit_line, limit_of, new_figure, save_options, suptitle
 from hpcrail.results.units import clip_magnitude, display_units, label, pretty_units, to_display
 
 #: lines per level of a second parameter at most; more levels give a heatmap
@@ -52,7 +53,7 @@ LOG_SOURCES = ("logspace", "loguniform", "lognormal")
 
 @dataclasses.dataclass
 class Report:
-    """What :func:`write_report` made: ``files`` (PNG paths), ``skipped`` (metric -> why it has no figure),
+    """What :func:`write_report` made: ``files`` (figure paths, or the figures themselves), ``skipped`` (metric -> why it has no figure),
     ``sobol`` (Sobol' indices of a saltelli design, else None)."""
 
     files: list
@@ -78,20 +79,34 @@ def _param_values(ds, p) -> tuple[np.ndarray, list | None]:
 
 
 def _param_axis(ax, ds, p, which: str = "x", cats=None, values=None) -> None:
+    """Label the axis of parameter ``p`` with its name and unit; categories as ticks; a log scale for
+    logarithmic levels (logspace/loguniform/lognormal, or a geometric progression); whole-number ticks for an
+    integer parameter."""
     a = ds[p].attrs
     text = label(a, p)
-    if which == "x":
-        ax.set_xlabel(text)
-        if cats is not None:
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xlabel if which == "x" else ax.set_ylabel)(text)
+    if cats is not None:
+        if which == "x":
             ax.set_xticks(range(len(cats)), cats, rotation=30, ha="right", fontsize=8)
-        elif a.get("sweep_source") in LOG_SOURCES and values is not None and np.all(np.asarray(values) > 0):
-            ax.set_xscale("log")
-    else:
-        ax.set_ylabel(text)
-        if cats is not None:
+        else:
             ax.set_yticks(range(len(cats)), cats, fontsize=8)
-        elif a.get("sweep_source") in LOG_SOURCES and values is not None and np.all(np.asarray(values) > 0):
-            ax.set_yscale("log")
+        return
+    if values is None:
+        return
+    vals = np.asarray(values, float)
+    vals = vals[np.isfinite(vals)]
+    if is_logarithmic(vals, a):
+        (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+        levels = np.unique(vals)
+        if levels.size <= 8:      # the levels themselves as ticks (0.25, 0.5, 1, 2), not only the decades
+            from matplotlib.ticker import FixedLocator, NullLocator
+
+            axis.set_major_locator(FixedLocator(levels))
+            axis.set_minor_locator(NullLocator())
+            axis.set_major_formatter(lambda v, _pos: f"{v:g}")
+    elif is_integer_valued(np.asarray(ds[p].values)):
+        integer_ticks(ax, which)
 
 
 def _level_text(ds, p, value) -> str:
@@ -135,8 +150,31 @@ def plottable_metrics(ds, metrics, ok) -> tuple[list, list, dict]:
 
 def _suptitle(fig, ds, m, n_ok, n) -> None:
     a = ds[m].attrs
-    desc = textwrap.fill(a.get("description", ""), width=110)
-    fig.suptitle(f"{a.get('long_name', m)} ({m}): {n_ok} completed of {n} scenarios\n{desc}", fontsize=9)
+    suptitle(fig, f"{a.get('long_name', m)} ({m}): {n_ok} completed of {n} scenarios\n{a.get('description', '')}",
+             fontsize=9)
+
+
+def declared_attrs(ds, name: str) -> dict:
+    """The attributes the store's model kind declares for output ``name`` (limits of stores written before
+    limits were declared); {} when the kind or the output is unknown."""
+    from hpcrail import kinds
+
+    for kname in str(ds.attrs.get("model", "")).split(","):
+        try:
+            return kinds.get(kname.strip()).output(name).attrs()
+        except (KeyError, TypeError):
+            continue
+    return {}
+
+
+def _draw_limit(ax, ds, m, shown) -> None:
+    """The metric's limit (if it declares one) as a labelled line: on the data's scale when the data reach
+    a quarter of it, else a note at the edge saying where it is."""
+    lim, text = limit_of(ds, m, declared_attrs(ds, m))
+    if lim is None:
+        return
+    words = f"limit {lim:g}" + (f" ({text})" if text else "")
+    limit_line(ax, lim, words, show=limit_in_view(shown, lim))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -161,6 +199,7 @@ def _grid_metric(ds, m, params, ok, path_dir):
         xpos = xs.astype(float) if xnum else np.arange(len(xs), dtype=float)
         if n == 1:
             ax.plot(xpos, grid.values, "-o", ms=3, lw=1.2, color="C0")
+            _draw_limit(ax, ds, m, grid.values)
             title = ""
         else:
             pc = params[(i + 1) % n]
@@ -177,25 +216,21 @@ def _grid_metric(ds, m, params, ok, path_dir):
                 cb.set_label(label(a, m), fontsize=8)
                 _param_axis(ax, ds, pc, "y", None if cnum else [str(v) for v in levels], cpos)
             else:
-                cmap = None
-                if len(levels) > 6:
-                    from matplotlib import colormaps
-
-                    cmap = colormaps["viridis"]
+                colours = level_colours(len(levels))
                 for k, lv in enumerate(levels):
                     if not np.isfinite(sub.values[:, k]).any():   # a level where no scenario completed
                         continue
-                    color = cmap(k / max(len(levels) - 1, 1)) if cmap else f"C{k}"
+                    color = colours[k]
                     ax.plot(xpos, sub.values[:, k], "-o", ms=2.5, lw=1.1, color=color,
                             label=_level_text(ds, pc, lv))
-                ax.legend(title=ds[pc].attrs.get("long_name", pc), fontsize=7, title_fontsize=7,
-                          ncol=2 if len(levels) > 6 else 1, loc="best")
+                legend_outside(ax, title=label(ds[pc].attrs, pc), ncol=2 if len(levels) > 12 else 1)
                 ax.set_ylabel(label(a, m))
+                _draw_limit(ax, ds, m, sub.values)
         _param_axis(ax, ds, px, "x", None if xnum else [str(v) for v in xs], xpos)
         if n == 1:
             ax.set_ylabel(label(a, m))
         if title:
-            ax.set_title(f"at {title}", fontsize=8)
+            axes_title(ax, f"at {title}", fontsize=8)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
@@ -218,7 +253,7 @@ def _scatter_metric(ds, m, params, ok, path_dir):
             pc = params[(i + 1) % n]
             c, ccats = vals[pc]
             norm = None
-            if ds[pc].attrs.get("sweep_source") in LOG_SOURCES and ccats is None and np.all(c[ok] > 0):
+            if ccats is None and is_logarithmic(c[ok], ds[pc].attrs):
                 from matplotlib.colors import LogNorm
 
                 norm = LogNorm()
@@ -231,6 +266,7 @@ def _scatter_metric(ds, m, params, ok, path_dir):
             ax.scatter(x[ok], y[ok], s=9, lw=0, alpha=0.85, color="C0")
         _param_axis(ax, ds, px, "x", cats, x[ok])
         ax.set_ylabel(label(a, m))
+        _draw_limit(ax, ds, m, y[ok])
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
@@ -259,7 +295,7 @@ def _positions_figure(ds, ints, params, ok, path_dir):
             data = [v[x0[ok] == lv] for lv in levels]
             names = [cats0[int(lv)] if cats0 else _level_text(ds, p0, lv) for lv in levels]
             ax.hist(data, bins=bins, stacked=True, label=names)
-            ax.legend(title=ds[p0].attrs.get("long_name", p0), fontsize=7, title_fontsize=7)
+            legend_outside(ax, title=label(ds[p0].attrs, p0))
         else:
             ax.hist(v, bins=bins, color="C0")
         ax.set_xlabel(ds[m].attrs.get("long_name", m))
@@ -269,7 +305,7 @@ def _positions_figure(ds, ints, params, ok, path_dir):
         ax.grid(alpha=0.3, axis="y")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"where the extremes occur: {int(ok.sum())} completed scenarios", fontsize=9)
+    suptitle(fig, f"where the extremes occur: {int(ok.sum())} completed scenarios", fontsize=9)
     return finish(fig, path_dir, "positions")
 
 
@@ -342,10 +378,10 @@ def _envelopes_figure(ds, names, ok, path_dir):
         ax.set_xlabel(ds[dim].attrs.get("long_name", dim) if dim in ds.coords else dim)
         ax.set_ylabel(label(da.attrs, name), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        legend_outside(ax)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"envelopes along the elements across {idx.size} completed scenarios", fontsize=9)
+    suptitle(fig, f"envelopes along the elements across {idx.size} completed scenarios", fontsize=9)
     return finish(fig, path_dir, "envelopes")
 
 
@@ -369,20 +405,23 @@ def _sobol_figure(ds, table: pd.DataFrame, path_dir):
         ax.set_ylabel("Sobol' index")
         ax.set_ylim(min(-0.05, float(np.nanmin(t["S1"] - t["S1_conf"])) - 0.02),
                     max(1.05, float(np.nanmax(t["ST"] + t["ST_conf"])) + 0.02))
-        ax.set_title(ds[m].attrs.get("long_name", m), fontsize=9)
+        axes_title(ax, ds[m].attrs.get("long_name", m), fontsize=9)
         ax.grid(alpha=0.3, axis="y")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     if metrics:
-        axes.flat[0].legend(fontsize=7, loc="upper left")
+        legend_outside(axes.flat[min(n, ncol) - 1])
     n_used = int(table["samples"].min()) if len(table) else 0
-    fig.suptitle(f"Sobol' indices (SALib, Saltelli scheme): {n_used} of {ds.attrs.get('samples')} base samples, "
-                 f"95 % bootstrap confidence intervals", fontsize=9)
+    suptitle(fig, f"Sobol' indices (SALib, Saltelli scheme): {n_used} of {ds.attrs.get('samples')} base samples, "
+                  f"95 % bootstrap confidence intervals", fontsize=9)
     return finish(fig, path_dir, "sobol_indices")
 
 
-def _failure_figure(ds, params, status, done, path_dir):
-    """Status of every scenario over parameter pairs (one parameter: against its status), own scales."""
+def _failure_figure(ds, params, status, done, path_dir, messages=None):
+    """Status of every scenario over parameter pairs (one parameter: against its status), own scales, and the
+    reasons: the most frequent messages of each failure status (``messages``: one text per scenario)."""
+    import collections
+
     cats = ["completed"] + sorted({s for s in status[done] if s not in SUCCESS}) + (["pending"] if (~done).any() else [])
     from matplotlib import colormaps
 
@@ -395,7 +434,15 @@ def _failure_figure(ds, params, status, done, path_dir):
     pairs = list(itertools.combinations(params, 2))[:MAX_PAIRS] if len(params) > 1 else [(params[0], None)]
     ncol = min(len(pairs), 3)
     nrow = int(np.ceil(len(pairs) / ncol))
-    fig, axes = new_figure(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow + 0.5), squeeze=False)
+    reasons = []
+    if messages is not None:
+        for c in cats:
+            if c in ("completed", "pending"):
+                continue
+            for msg, k in collections.Counter(messages[cat == c].tolist()).most_common(3):
+                reasons.append((c, k, str(msg)))
+    fig, axes = new_figure(nrow, ncol, figsize=(4.6 * ncol + 2.6, 3.8 * nrow + 0.8 + 0.28 * len(reasons)),
+                           squeeze=False)
     for ax, (px, py) in zip(axes.flat, pairs):
         x, xl = vals[px]
         if py is None:
@@ -421,10 +468,16 @@ def _failure_figure(ds, params, status, done, path_dir):
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(pairs):]:
         ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7, loc="best")
+    legend_outside(axes.flat[len(pairs) - 1], title="status (scenarios)")
     n_fail = int((done & ~np.isin(status, SUCCESS)).sum())
-    fig.suptitle(f"failure map: {n_fail} failed, {int((~done).sum())} pending of {status.size} scenarios "
-                 "(marker area: share of the scenarios at that point)", fontsize=10)
+    suptitle(fig, f"failure map: {n_fail} failed, {int((~done).sum())} pending of {status.size} scenarios "
+                  "(marker area: share of the scenarios at that point)", fontsize=10)
+    if reasons:
+        lines = [f"{c} ({k}×): {msg}" for c, k, msg in reasons]
+        width = int(fig.get_figwidth() * 72 / (0.55 * 7.5))
+        text = "\n".join(textwrap.shorten(t, width, placeholder=" …") for t in lines)
+        fig.supxlabel("why: " + text.replace("\n", "\n       ") if len(lines) == 1 else "why:\n" + text,
+                      fontsize=7.5, ha="left", x=0.01, multialignment="left")
     return finish(fig, path_dir, "failures")
 
 
@@ -449,11 +502,33 @@ def kind_report_figures(ds, outdir: Path, skipped: dict) -> list:
     return files
 
 
-def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None = None,
-                 rank_by: str | None = None) -> Report:
-    """Write the study's figures into ``outdir`` (see the module docstring) and return a :class:`Report`.
-    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's).  Raises ``ValueError`` for a dataset without swept parameters (a
-    single run: see ``hpcrail plot``)."""
+def kind_figure_names(ds) -> set:
+    """Names of the report figures the store's model kind(s) declare (a kind's ``envelopes`` replaces the
+    generic envelope figure: trains draw theirs per connection type with the locomotives marked)."""
+    from hpcrail import kinds
+
+    names: set = set()
+    for name in str(ds.attrs.get("model", "")).split(","):
+        try:
+            names |= {f.name for f in kinds.get(name.strip()).report_figures}
+        except (KeyError, TypeError):
+            continue
+    return names
+
+
+def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
+                 rank_by: str | None = None, *, format: str = "png", dpi: float | None = None) -> Report:
+    """Write the study's figures into ``outdir`` (see the module docstring) as ``format`` (png, pdf, svg) at
+    ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).
+    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's).
+    Raises ``ValueError`` for a dataset without swept parameters (a single run: see ``hpcrail plot``) or an
+    unknown format."""
+    with save_options(format, dpi):
+        return _write_report(ds, outdir, metrics, rank_by)
+
+
+def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
+                  rank_by: str | None = None) -> Report:
     ds = ds.hpcrail._flat()
     params = ds.hpcrail.parameters
     if not params:
@@ -467,8 +542,9 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
     status = as_strings(sub["status"])
     done = np.asarray(sub["done"].values).astype(bool) if "done" in sub else np.ones(status.size, bool)
     ok = done & np.isin(status, SUCCESS)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    if outdir is not None:     # None: the figures themselves (a notebook shows them; tests inspect them)
+        outdir = Path(outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
     floats, ints, skipped = plottable_metrics(sub, metrics, ok)
     files = []
     grid = sub.hpcrail.is_grid() and ok.any()
@@ -477,7 +553,7 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
     if ints and ok.any():
         files.append(_positions_figure(sub, ints, params, ok, outdir))
     envs = varying_envelopes(sub, envs, ok, skipped) if ok.any() else []
-    if envs:
+    if envs and "envelopes" not in kind_figure_names(ds):
         files.append(_envelopes_figure(sub, envs, ok, outdir))
     table = None
     if ds.attrs.get("design") == "saltelli" and floats:
@@ -491,7 +567,8 @@ def write_report(ds: xr.Dataset, outdir: str | Path, metrics: list[str] | None =
             if table["ST"].notna().any():
                 files.append(_sobol_figure(sub, table, outdir))
     if (~ok).any():
-        files.append(_failure_figure(sub, params, status, done, outdir))
+        msgs = as_strings(ds["message"].values) if "message" in ds else None
+        files.append(_failure_figure(sub, params, status, done, outdir, msgs))
     files += kind_report_figures(ds, outdir, skipped)
     rank = sens = None
     from hpcrail.analysis import makeup

@@ -1,6 +1,6 @@
 """``hpcrail lcf``: the endurable longitudinal compressive force of a wagon (EN 15839 approach) from a mixed-train
 propelling rig (``configs/mixed/lcf_s_curve.yaml``) run at increasing buff forces
-(:mod:`hpcrail.kinds.mixed_train.lcf`)."""
+(:mod:`hpcrail.kinds.mixed_train.lcf`, reached through the kind registry's tools)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,9 +51,12 @@ def lcf(scenario: Path = typer.Argument(..., help="propelling rig: a mixed-train
 
     from rich.table import Table
 
-    from hpcrail.kinds import load_scenario
-    from hpcrail.kinds.mixed_train.lcf import (Criteria, endurable, lcf_figure, level_overrides,
-                                              quasi_static_endurable, run_levels)
+    from hpcrail.kinds import load_scenario, tool
+
+    rig = tool("lcf")     # the mixed train's LCF rig (hpcrail.kinds.mixed_train.lcf), through the kind registry
+    Criteria, endurable, lcf_figure = rig.Criteria, rig.endurable, rig.lcf_figure
+    level_overrides, quasi_static_endurable, run_levels = (rig.level_overrides, rig.quasi_static_endurable,
+                                                           rig.run_levels)
 
     try:
         levels_kN = parse_forces(forces)

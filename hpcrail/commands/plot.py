@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from hpcrail.cli import EXIT_CONFIG, app, console, err_console
+from hpcrail.cli import EXIT_CONFIG, app, check_figure_format, console, err_console, figure_notes
 
 
 def parse_select(items: list[str]) -> dict:
@@ -44,34 +44,83 @@ def open_store(store: Path):
 
 
 def write_run_figures(ds, out: Path, figures: list[str] | None = None, **options) -> list[Path]:
-    """Run figures of ``ds`` into ``out``; a bad figure name or option exits with code 2."""
+    """Run figures of ``ds`` into ``out``; a bad figure name or option exits with code 2; what a figure left
+    out (a sweep kept fewer series) is printed as ``note:`` lines."""
     from hpcrail.analysis.figures import run_figures
 
     try:
-        return run_figures(ds, out, figures or None, **options)
+        with figure_notes():
+            return run_figures(ds, out, figures or None, **options)
     except ValueError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
 
 
+def variant_name(select: dict, x: str, t_max: float | None, scenario: int | None) -> str:
+    """The sub-folder of the default figure folder for figures drawn with options (``coupler-1-5_x-distance``,
+    ``scenario-11``): they never overwrite the figures of ``hpcrail run --plot``; "" without options."""
+    parts = [f"scenario-{scenario}"] if scenario is not None else []
+    for dim, labels in select.items():
+        parts.append("-".join([dim] + [str(v) for v in labels]))
+    if x != "time":
+        parts.append(f"x-{x}")
+    if t_max is not None:
+        parts.append(f"to-{t_max:g}s")
+    return "_".join(parts).replace("/", "-").replace(" ", "-")
+
+
+def member_dataset(ds, k: int, store: Path):
+    """Scenario ``k`` of a sweep store as a run dataset: its kept variables, the scenario's name, and its
+    configuration (the base scenario with the swept parameters' values, for the route and the limits)."""
+    import json
+
+    import yaml
+
+    from hpcrail.config.loading import set_path
+
+    name = ds.attrs.get("sweep_name", store.stem)
+    sub = ds.isel(scenario=k)
+    sub.attrs["scenario_name"] = f"{name} scenario {k}"
+    try:
+        cfg = yaml.safe_load(ds.attrs.get("base_config_yaml", "")) or {}
+        for p in json.loads(ds.attrs.get("parameters", "[]")):
+            v = sub[p["name"]].values.item() if p["name"] in sub.variables else None
+            if isinstance(v, str) and v.lower().endswith((".yaml", ".yml")):
+                continue   # a component file: its content is not in the store (the base's stays)
+            if v is not None:
+                set_path(cfg, p["path"].split("."), v)
+        sub.attrs["config_yaml"] = yaml.safe_dump(cfg, sort_keys=True)
+    except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError):
+        pass   # no configuration: the figures go without the route
+    return sub
+
+
 @app.command()
 def plot(store: Path = typer.Argument(..., help="result store (zarr) of hpcrail run"),
-         output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the PNG figures "
-                                               "(default: STORE_figures/)"),
+         output: Optional[Path] = typer.Option(None, "-o", "--output", help="directory of the figures (default: "
+                                               "STORE_figures/, a sub-folder named after --select/--x/--t-max/"
+                                               "--scenario when given)"),
          figure: List[str] = typer.Option([], "--figure", "-f", help="only this figure (repeatable; --list shows "
                                           "them)"),
          select: List[str] = typer.Option([], "--select", help="elements to draw: DIMENSION=LABEL[,LABEL...], e.g. "
                                           "coupler=12,61 or floor_point=centre (repeatable)"),
-         x: str = typer.Option("time", "--x", help="horizontal axis of time series: time | distance"),
+         x: str = typer.Option("time", "--x", metavar="time|distance", help="horizontal axis of time series"),
          t_max: Optional[float] = typer.Option(None, "--t-max", help="end of the time axis [s]"),
          scenario: Optional[int] = typer.Option(None, "--scenario", help="sweep store: plot this scenario "
-                                                "(what the sweep stored of it, e.g. its envelopes)"),
+                                                "(what the sweep kept of it, e.g. its envelopes and series)"),
+         fig_format: str = typer.Option("png", "--format", metavar="png|pdf|svg", help="file format"),
+         dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="resolution of raster figures "
+                                             "[dots per inch] (default 120)"),
          list_: bool = typer.Option(False, "--list", help="list the figures of the store's model kind and exit")):
     """Figures of one run: the run figures its model kind declares (trains: in-train force envelope along
     the train, force against time at the peak couplers and next to each locomotive, time x coupler heatmap;
     vertical vehicles: body accelerations and ride comfort)."""
     from hpcrail.analysis.figures import available, kind_of
 
+    check_figure_format(fig_format)
+    if x not in ("time", "distance"):
+        err_console.print(f"[bold red]error:[/] --x {x!r}: allowed: time, distance", highlight=False)
+        raise typer.Exit(EXIT_CONFIG)
     ds = open_store(store)
     if "scenario" in ds.dims:
         if scenario is None:
@@ -83,9 +132,7 @@ def plot(store: Path = typer.Argument(..., help="result store (zarr) of hpcrail 
             err_console.print(f"[bold red]error:[/] --scenario {scenario} out of range; allowed: 0..{n - 1}",
                               highlight=False)
             raise typer.Exit(EXIT_CONFIG)
-        name = ds.attrs.get("sweep_name", store.stem)
-        ds = ds.isel(scenario=scenario)
-        ds.attrs["scenario_name"] = f"{name} scenario {scenario}"
+        ds = member_dataset(ds, scenario, store)
     elif scenario is not None:
         err_console.print("[bold red]error:[/] --scenario applies to sweep stores", highlight=False)
         raise typer.Exit(EXIT_CONFIG)
@@ -105,7 +152,12 @@ def plot(store: Path = typer.Argument(..., help="result store (zarr) of hpcrail 
     except ValueError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_CONFIG)
-    out = output or store.with_name(store.name.removesuffix(".zarr") + "_figures")
-    files = write_run_figures(ds, out, figure, **options)
+    out = output
+    if out is None:
+        out = store.with_name(store.name.removesuffix(".zarr") + "_figures")
+        variant = variant_name(options["select"], x, t_max, scenario)
+        if variant:
+            out = out / variant
+    files = write_run_figures(ds, out, figure, format=fig_format, dpi=dpi, **options)
     console.print(f"wrote {len(files)} figure{'s' if len(files) != 1 else ''} to {out}/: "
                   + ", ".join(p.name for p in files), highlight=False, soft_wrap=True)

@@ -13,6 +13,8 @@ from hpcrail.cli import EXIT_CONFIG, app, config_error_exit, console, err_consol
 from hpcrail.config import ConfigError
 
 EXIT_INCOMPLETE = 1
+#: terminal width from which the report's summary table holds the "max at" column
+SUMMARY_WIDTH = 130
 
 
 @app.command()
@@ -22,9 +24,10 @@ def sweep(spec: Path = typer.Argument(..., help="sweep spec YAML"),
           scheduler: Optional[str] = typer.Option(None, "--scheduler", help="join the dask scheduler at ADDRESS"),
           scheduler_file: Optional[Path] = typer.Option(None, "--scheduler-file",
                                                          help="join the dask scheduler described in FILE"),
-          cluster: str = typer.Option("local", "--cluster", help="cluster to start when none is joined: local | "
-                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml) | "
-                                      "mpi (under mpiexec/srun -n N+2: rank 0 scheduler, rank 1 this driver, N "
+          cluster: str = typer.Option("local", "--cluster", metavar="local|slurm|mpi",
+                                      help="cluster to start when none is joined: local | "
+                                      "slurm (dask workers as Slurm jobs, site settings ~/.config/hpcrail/slurm.yaml)"
+                                      " | mpi (under mpiexec/srun -n N+2: rank 0 scheduler, rank 1 this driver, N "
                                       "worker ranks; dask-mpi)"),
           jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="slurm: worker jobs kept running"),
           cores: Optional[int] = typer.Option(None, "--cores", min=1, help="slurm: cores per worker job"),
@@ -244,7 +247,10 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
            rank_by: Optional[str] = typer.Option(None, "--rank-by", help="make-up studies: the metric to rank the "
                                                  "make-ups by (default: the spec's makeup.rank_by)"),
            json_: bool = typer.Option(False, "--json", help="print the summary, Sobol' indices and figure "
-                                      "paths as JSON")):
+                                      "paths as JSON"),
+           fig_format: str = typer.Option("png", "--format", metavar="png|pdf|svg", help="file format of the figures"),
+           dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="resolution of raster figures "
+                                               "[dots per inch] (default 120)")):
     """The study as figures and tables: the summary of every metric, each metric against the swept
     parameters (lines per level of a second parameter, or heatmaps, for grids), where the extremes occur,
     the envelopes along the train, Sobol' indices (design saltelli) and the failure map.  On a run store:
@@ -253,10 +259,11 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
 
     import hpcrail.analysis  # noqa: F401  (ds.hpcrail)
     from hpcrail.analysis.report import write_report
-    from hpcrail.cli import print_json
+    from hpcrail.cli import check_figure_format, print_json
 
     from hpcrail.sweep.store import corrupt_summary
 
+    check_figure_format(fig_format)
     if not store.exists():
         err_console.print(f"[bold red]error:[/] {store} does not exist", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
@@ -270,7 +277,7 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     if "scenario" not in ds.dims:      # a single run: its metrics and its kind's run figures
         from hpcrail.commands.plot import write_run_figures
 
-        files = write_run_figures(ds, out)
+        files = write_run_figures(ds, out, format=fig_format, dpi=dpi)
         summ = ds.hpcrail.summary()
         if json_:
             print_json({"store": str(store), "kind": "run", "metrics": summ.reset_index().to_dict("records"),
@@ -309,7 +316,10 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
         err_console.print(f"[bold red]error:[/] unknown metric {rank_by}; allowed: {', '.join(allowed)}",
                           highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CONFIG)
-    rep = write_report(ds, out, metric or None, rank_by)
+    from hpcrail.cli import figure_notes
+
+    with figure_notes():
+        rep = write_report(ds, out, metric or None, rank_by, format=fig_format, dpi=dpi)
     if json_:
         sob = None
         if rep.sobol is not None:
@@ -327,10 +337,12 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     t = Table(title=f"{st['attrs'].get('sweep_name', store)}: {c['completed']} completed, {c['failed']} failed, "
                     f"{c['pending']} pending of {c['total']}")
     limits = "limit" in summ.columns
-    cols = ["metric", "unit", "count", "min", "median", "max"] + (["limit", "exceeded"] if limits else []) + ["max at"]
+    wide = console.width >= SUMMARY_WIDTH    # narrower: "max at" below the table, one line per metric
+    cols = ["metric", "unit", "count", "min", "median", "max"] + (["limit", "exceeded"] if limits else []) + \
+        (["max at"] if wide else [])
     for col in cols:
         t.add_column(col, justify="right" if col in ("count", "min", "median", "max", "limit", "exceeded") else "left",
-                     overflow="fold")
+                     overflow="fold", no_wrap=col in ("unit", "count", "min", "median", "max", "limit", "exceeded"))
     for name, row in summ.iterrows():
         extra = []
         if limits:
@@ -339,8 +351,12 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
             extra = [_fmt(row["limit"]) if has else "",
                      ("[bold red]" + f"{n_ex} EXCEEDED[/]" if n_ex else "[green]0 (PASS)[/]") if has else ""]
         t.add_row(escape(str(row["label"])), escape(str(row["unit"])), f"{row['count']}", _fmt(row["min"]),
-                  _fmt(row["median"]), _fmt(row["max"]), *extra, escape(str(row["max at"])))
+                  _fmt(row["median"]), _fmt(row["max"]), *extra, *([escape(str(row["max at"]))] if wide else []))
     console.print(t)
+    if not wide and len(summ):
+        console.print("where each maximum is:", highlight=False)
+        for name, row in summ.iterrows():
+            console.print(f"  {name}: {row['max at']}", highlight=False, markup=False, soft_wrap=True)
     for name, why in rep.skipped.items():
         console.print(f"not plotted: {name}: {why}", highlight=False, markup=False, soft_wrap=True)
     if rep.sobol is not None:

@@ -19,9 +19,9 @@ import types as _types
 import typing
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from hpcrail.config.errors import ConfigValueError
+from hpcrail.config.errors import ConfigAssignmentError, ConfigValueError
 
 #: no quantity of a model in hpcrail's units (SI or the unit in the field's name) is larger
 MAX_MAGNITUDE = 1e15
@@ -110,10 +110,25 @@ def _out_of_range(v: Any, loc: tuple = ()):
 class Strict(BaseModel):
     """Pydantic base of every hpcrail schema: ``extra="forbid"`` (a misspelt key is an error naming
     the allowed keys), ``validate_default=True`` (defaults pass the same validators),
-    ``validate_assignment=True`` (``sc.simulation.duration_s = -1`` raises, in a notebook as in a file),
+    ``validate_assignment=True`` (``sc.simulation.duration_s = -1`` raises :class:`ConfigAssignmentError`, one
+    line naming the field, the value and what is allowed, in a notebook as in a file),
     ``allow_inf_nan=False``, booleans refused as numbers, numbers within ±:data:`MAX_MAGNITUDE`."""
 
     model_config = ConfigDict(extra="forbid", validate_default=True, validate_assignment=True, allow_inf_nan=False)
+
+    def __setattr__(self, name, value):
+        """Assignments are validated like the files: a refused value raises :class:`ConfigAssignmentError`
+        (one line: ``assignment: Integrator.rtol: ... (got -1); allowed: ...``), not pydantic's text."""
+        missing = object()
+        old = self.__dict__.get(name, missing)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError as exc:
+            from hpcrail.config.loading import assignment_issues
+
+            if old is not missing and self.__dict__.get(name, missing) is not old:
+                self.__dict__[name] = old      # a model-level check refused it after the field took the value
+            raise ConfigAssignmentError(assignment_issues(type(self), name, value, exc)) from None
 
     @model_validator(mode="before")
     @classmethod
@@ -143,6 +158,20 @@ class Strict(BaseModel):
         return v
 
 
+def typical(lo: float, hi: float, *, zero_ok: bool = False, units: str | None = None) -> dict:
+    """``json_schema_extra`` of a field whose values usually lie within ``lo`` … ``hi`` (magnitudes, in the
+    field's unit; for a list, its largest magnitude): a value outside gives a warning when the scenario is
+    loaded — a value typed in another unit, metres into a ``_mm`` field — not an error (unusual designs stay
+    possible).  ``zero_ok``: 0 is usual too (no slack, no cant).  ``units``: the field's CF units when its name
+    does not carry them (``"1"`` for a dimensionless factor)."""
+    extra: dict = {"typical": [float(lo), float(hi)]}
+    if zero_ok:
+        extra["typical_zero_ok"] = True
+    if units is not None:
+        extra["units"] = units
+    return extra
+
+
 def samples_issue(duration_s: float, interval_s: float, width: int = 1) -> str | None:
     """Why a run of ``duration_s`` sampled every ``interval_s`` with ``width`` values per sample
     would store too much (None if it would not)."""
@@ -156,4 +185,4 @@ def samples_issue(duration_s: float, interval_s: float, width: int = 1) -> str |
 
 __all__ = ["Strict", "MAX_MAGNITUDE", "bool_where_number", "MAX_DURATION_S", "MAX_SAMPLES", "MAX_SERIES_VALUES",
            "MAX_RUN_VALUES",
-           "MAX_VEHICLES", "MAX_TABLE_ROWS", "samples_issue"]
+           "MAX_VEHICLES", "MAX_TABLE_ROWS", "samples_issue", "typical"]

@@ -118,6 +118,20 @@ class ConfigError(Exception):
         return head + "\n" + "\n".join("  - " + str(i) for i in self.issues)
 
 
+class ConfigWarning(UserWarning):
+    """A value the schema allows but that lies far outside its field's usual range (a value typed in another
+    unit, e.g. metres into a millimetre field): one :class:`ConfigIssue` line."""
+
+
+class ConfigAssignmentError(ConfigError, ValueError):
+    """A value assigned in Python that the schema refuses (``sc.integrator.rtol = -1``): the same one line per
+    problem as a file's — the class and field, the message, the value and what is allowed — instead of
+    pydantic's text.  A ``ValueError`` (as pydantic's ``ValidationError`` is)."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(i) for i in self.issues)
+
+
 def issue_collector(doc) -> tuple[list[ConfigIssue], Callable[..., None]]:
     """``(issues, add)`` for a model kind's cross-field check.
 

@@ -36,6 +36,23 @@ def example_files() -> list[Path]:
     return out
 
 
+def shipped_scenarios() -> list[Path]:
+    """The shipped scenario files (absolute paths, sorted by folder): the YAML files directly in a folder of
+    ``configs/`` whose top level has a ``simulation`` block (component files — vehicles, connections, routes,
+    profiles — and contact-table configurations are not scenarios)."""
+    import yaml
+
+    out = []
+    for f in sorted((examples_root() / "configs").glob("*/*.y*ml")):
+        try:
+            tree = yaml.safe_load(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if isinstance(tree, dict) and isinstance(tree.get("simulation"), dict):
+            out.append(f)
+    return out
+
+
 def copy_examples(dest: str | Path, overwrite: bool = False) -> list[Path]:
     """Copy ``configs/``, ``jobs/`` and ``slurm/`` into ``dest`` (created); returns the directories written.
     Raises ``FileExistsError`` naming the first one that exists unless ``overwrite``."""
@@ -54,4 +71,4 @@ def copy_examples(dest: str | Path, overwrite: bool = False) -> list[Path]:
     return out
 
 
-__all__ = ["examples_root", "example_files", "copy_examples", "EXAMPLE_DIRS"]
+__all__ = ["examples_root", "example_files", "shipped_scenarios", "copy_examples", "EXAMPLE_DIRS"]

@@ -189,11 +189,13 @@ def canonical_method(name: str) -> str:
     return key
 
 
-def method_names(include_aliases: bool = True) -> list[str]:
-    """Sorted names accepted by ``integrator.method``."""
-    names = set(METHODS)
+def method_names(include_aliases: bool = True, where=None) -> list[str]:
+    """Sorted names accepted by ``integrator.method`` (``where(spec) -> bool``: only the methods a model kind
+    can use, e.g. the explicit ones)."""
+    keep = {m for m, spec in METHODS.items() if where is None or where(spec)}
+    names = set(keep)
     if include_aliases:
-        names |= set(ALIASES)
+        names |= {a for a, m in ALIASES.items() if m in keep}
     return sorted(names)
 
 

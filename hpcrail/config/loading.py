@@ -107,6 +107,10 @@ class Document:
     origins: dict = dataclasses.field(default_factory=dict)  # loc tuple -> file name
     #: displayed name of every file read from outside the scenario's folder -> where it was included
     outside: dict = dataclasses.field(default_factory=dict)
+    #: displayed name of every file read (the root and each component) -> its absolute path
+    sources: dict = dataclasses.field(default_factory=dict)
+    #: what validation found unusual but allowed (:func:`unusual_values`): one :class:`ConfigIssue` each
+    warnings: list = dataclasses.field(default_factory=list)
 
     def file_for(self, loc: Iterable) -> str:
         """The file holding the value at ``loc`` (longest matching prefix)."""
@@ -117,12 +121,55 @@ class Document:
                 return f
         return self.root_file
 
+    def path_for(self, loc: Iterable) -> Path | None:
+        """Absolute path of the file holding the value at ``loc`` (None for ``--set`` values and documents
+        not read from a file): data files named there are resolved against its folder."""
+        return self.sources.get(self.file_for(loc))
+
 
 def _display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def near_miss(path: Path, with_score: bool = False):
+    """A file or folder that ``path`` (which does not exist) was probably meant to name: the closest name
+    (difflib, ratio ≥ 0.7) among the entries of the deepest existing folder on its way, with the rest of the
+    path; None if nothing is close.  ``with_score``: ``(guess, ratio)`` (``(None, 0.0)``)."""
+    path = Path(path)
+    parts = path.parts
+    found = (None, 0.0)
+    for k in range(len(parts) - 1, 0, -1):
+        base = Path(*parts[:k])
+        if not base.is_dir():
+            continue
+        try:
+            names = [e.name for e in base.iterdir()]
+        except OSError:
+            break
+        scored = sorted(((difflib.SequenceMatcher(None, parts[k], n).ratio(), n) for n in names), reverse=True)
+        if scored and scored[0][0] >= 0.7:
+            guess = base.joinpath(scored[0][1], *parts[k + 1:])
+            if guess.exists() or k == len(parts) - 1:
+                found = (str(guess), scored[0][0])
+        break
+    return found if with_score else found[0]
+
+
+def missing_text(shown: str, path: Path, what: str = "no such file", base: Path | None = None) -> str:
+    """``"<what>: <resolved path> (did you mean <near miss>?)"`` — the resolved path only when it differs from
+    the path as written; the near miss written as the path was (relative to ``base``, default the working
+    directory)."""
+    import os
+
+    resolved = str(Path(path).resolve())
+    text = what + (f": {resolved}" if resolved != shown else "")
+    guess = near_miss(Path(path).resolve())
+    if guess:
+        text += f" (did you mean {os.path.relpath(guess, base or Path.cwd())!r}?)"
+    return text
 
 
 def _read_text(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
@@ -132,7 +179,7 @@ def _read_text(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
     shown = _display(path)
     try:
         if not path.is_file():
-            why = "no such file" if not path.exists() else "not a regular file"
+            why = missing_text(shown, path) if not path.exists() else "not a regular file"
             raise ConfigError([ConfigIssue(shown, "(file)", f"cannot read {what}: {why}",
                                            allowed=f"a {what} (regular file)")])
         size = path.stat().st_size
@@ -293,13 +340,21 @@ def load_document(path: str | Path, folder: str | Path | None = None, named_by: 
             doc.outside.setdefault(_display(p), f"{_display(here)}: {format_path(loc)} = {text!r} leads out of "
                                                f"the scenario's folder {_display(folder)}")
 
+    def not_found(text: str, p: Path, here: Path, missing: str, special: str) -> str:
+        """Why ``p`` (written ``text`` in ``here``) cannot be read: its resolved path and a near miss, only for
+        files inside the scenario's folder (paths read from outside files are not echoed)."""
+        if p.exists():
+            return special
+        return missing_text(text, p, missing, here.parent) if _inside(here, folder) else missing
+
     def resolve(node, here: Path, loc: tuple, stack: tuple):
         if isinstance(node, dict):
             if set(node) == {"csv"} and isinstance(node["csv"], str):
                 p = (here.parent / node["csv"]).resolve()
                 if not p.is_file():
                     issues.append(ConfigIssue(_display(here), format_path(loc + ("csv",)),
-                                              "CSV file not found" if not p.exists() else "not a regular file",
+                                              not_found(node["csv"], p, here, "CSV file not found",
+                                                        "not a regular file"),
                                               node["csv"], allowed="a CSV file, relative to the file naming it"))
                     return []
                 doc.origins[loc] = _display(p)
@@ -315,8 +370,9 @@ def load_document(path: str | Path, folder: str | Path | None = None, named_by: 
         if isinstance(node, str) and node.lower().endswith(_INCLUDE_SUFFIXES):
             p = (here.parent / node).resolve()
             if not p.is_file():
-                issues.append(ConfigIssue(_display(here), format_path(loc), "component file not found"
-                                          if not p.exists() else "component is not a regular file", node,
+                issues.append(ConfigIssue(_display(here), format_path(loc),
+                                          not_found(node, p, here, "component file not found",
+                                                    "component is not a regular file"), node,
                                           allowed="a YAML file, relative to the file naming it"))
                 return None
             if p in stack:
@@ -324,6 +380,7 @@ def load_document(path: str | Path, folder: str | Path | None = None, named_by: 
                                           allowed="a component file that does not include itself"))
                 return None
             doc.origins[loc] = _display(p)
+            doc.sources[_display(p)] = p
             note_outside(p, here, loc, node)
             try:
                 sub = read_yaml(p)
@@ -337,6 +394,7 @@ def load_document(path: str | Path, folder: str | Path | None = None, named_by: 
     if not isinstance(root, dict):
         raise ConfigError([ConfigIssue(doc.root_file, "(top level)", "a configuration must be a mapping",
                                        content_summary(root), allowed="a YAML mapping of the scenario's blocks")])
+    doc.sources[doc.root_file] = path.resolve()
     doc.tree = resolve(root, path.resolve(), (), (path.resolve(),))
     if issues:
         raise ConfigError(issues)
@@ -395,18 +453,54 @@ def set_path(tree: Any, parts: list, value: Any) -> None:
                            f"{'.'.join(map(str, parts[:i]))}=value")
 
 
+def component_override(doc: Document, loc: tuple, value: Any, source: str = "--set") -> Any:
+    """The value an override puts at ``loc``: a string naming a YAML file (``vehicle=vehicles/other.yaml``) is
+    replaced by that component, as in a file — resolved relative to the file that names the field (where the
+    same text would be written), else to the working directory — with its own components and CSV tables
+    (their files recorded in ``doc.origins``); any other value as it is.  Raises ``ValueError`` naming the paths
+    tried (and a near miss) for a file that does not exist, :class:`ConfigError` for one that cannot be read."""
+    if not (isinstance(value, str) and value.lower().endswith(_INCLUDE_SUFFIXES)):
+        return value
+    naming = doc.file_for(loc[:-1]) if loc else doc.root_file
+    bases = [Path(naming).parent] if naming not in ("--set", "overrides") else []
+    bases.append(Path.cwd())
+    for base in bases:
+        p = (base / value).resolve()
+        if p.is_file():
+            sub = load_document(p)
+            for k, f in sub.origins.items():
+                doc.origins[tuple(loc) + k] = f
+            doc.origins[tuple(loc)] = _display(p)
+            return sub.tree
+    import os
+
+    bases = list(dict.fromkeys(bases))
+    tried = [(b / value).resolve() for b in bases]
+    text = f"component file not found: {' nor '.join(map(str, tried))}"
+    (guess, score), base = max(((near_miss(t, with_score=True), b) for t, b in zip(tried, bases)),
+                               key=lambda x: x[0][1])
+    if guess:
+        text += f" (did you mean {os.path.relpath(guess, base.resolve())!r}?)"
+    raise ValueError(text, "a YAML file, relative to the file naming the field or the working directory")
+
+
 def apply_overrides(doc: Document, overrides: Iterable[str]) -> None:
-    """Apply ``--set`` overrides in order; all bad ones are reported together."""
+    """Apply ``--set`` overrides in order; all bad ones are reported together.  A value naming a YAML file is
+    that component (:func:`component_override`), as in the scenario file."""
     issues = []
     for text in overrides or ():
         try:
             parts, value = parse_override(text)
             loc = tuple(int(p) if p.isdigit() else p for p in parts)
             new = next((i for i in range(1, len(loc) + 1) if doc_node(doc.tree, loc[:i], _ABSENT) is _ABSENT), len(loc))
-            set_path(doc.tree, parts, value)
-            doc.origins[loc[:new]] = "--set"   # the shortest part the override created (or the value it replaced)
+            resolved = component_override(doc, loc, value)
+            set_path(doc.tree, parts, resolved)
+            if resolved is value:    # a component keeps its file as the origin of its values
+                doc.origins[loc[:new]] = "--set"   # the shortest part the override created (or the value replaced)
         except (ValueError, KeyError, IndexError) as exc:
             issues.append(override_issue("--set", text, exc))
+        except ConfigError as exc:     # the component named by the override cannot be read
+            issues.extend(exc.issues)
     if issues:
         raise ConfigError(issues)
 
@@ -480,6 +574,16 @@ def pydantic_issues(doc: Document, exc: ValidationError, model_cls: type[BaseMod
             continue   # one line per field for the members of a plain union
         out.append(issue)
     return out
+
+
+def assignment_issues(model_cls: type[BaseModel], name: str, value: Any, exc: ValidationError) -> list[ConfigIssue]:
+    """The issues of a refused assignment ``model.name = value`` (validated by pydantic), in the format of a
+    file's: file ``assignment``, path ``<Model>.<field>``, the value and what the field allows."""
+    doc = Document(tree={name: value}, root_file="assignment")
+    issues = pydantic_issues(doc, exc, model_cls)
+    for i in issues:
+        i.path = f"{model_cls.__name__}.{i.path}" if i.path != "(top level)" else model_cls.__name__
+    return issues
 
 
 _ABSENT = object()
@@ -593,6 +697,22 @@ def field_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> tuple[Any, li
             return None
     ann, m = _unwrap(ann)
     return ann, meta + m
+
+
+def field_extra(model_cls: type[BaseModel], tree: Any, loc: tuple) -> dict:
+    """The ``json_schema_extra`` of the field at ``loc`` (e.g. its ``units`` or ``typical`` range,
+    :func:`hpcrail.config.base.typical`); {} where the schema has no such field or it declares none."""
+    if not loc:
+        return {}
+    parent = field_at(model_cls, tree, tuple(loc[:-1]))
+    if parent is None:
+        return {}
+    cls = _resolve_model(parent[0], doc_node(tree, tuple(loc[:-1])))
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+        return {}
+    f = cls.model_fields.get(loc[-1]) if isinstance(loc[-1], str) else None
+    extra = f.json_schema_extra if f is not None else None
+    return dict(extra) if isinstance(extra, dict) else {}
 
 
 def _fields_at(model_cls: type[BaseModel], tree: Any, loc: tuple) -> list[str]:
@@ -744,21 +864,88 @@ def finish_issues(doc: Document, issues: list[ConfigIssue], model_cls: type[Base
 
 def validate(model_cls: type[BaseModel], doc: Document, checks=None):
     """Validate ``doc.tree`` against ``model_cls``; then run ``checks(model) -> list[ConfigIssue]``
-    (cross-field rules).  Raises :class:`ConfigError` with every issue found."""
+    (cross-field rules).  Data files named by the document are resolved and hashed first
+    (:func:`hpcrail.config.files.resolve_data_files`).  Raises :class:`ConfigError` with every issue found.
+    Values far outside their field's usual range (:func:`hpcrail.config.base.typical`) are put in
+    ``doc.warnings``."""
+    from hpcrail.config.files import resolve_data_files
+
+    file_issues = resolve_data_files(model_cls, doc, field_at)
     try:
         model = model_cls.model_validate(doc.tree)
     except ValidationError as exc:
-        raise ConfigError(_guard_outside(doc, pydantic_issues(doc, exc, model_cls))) from None
+        raise ConfigError(_guard_outside(doc, file_issues + pydantic_issues(doc, exc, model_cls))) from None
     if checks is not None:
         issues = checks(model, doc)
-        if issues:
-            raise ConfigError(finish_issues(doc, issues, model_cls))
+        if issues or file_issues:
+            raise ConfigError(_guard_outside(doc, file_issues) + finish_issues(doc, issues, model_cls))
+    if file_issues:
+        raise ConfigError(_guard_outside(doc, file_issues))
+    doc.warnings = _guard_outside(doc, unusual_values(model, doc))
     return model
 
 
-def canonical_dict(model: BaseModel) -> dict:
-    """Full JSON-compatible dump (defaults included) used for hashing and provenance."""
-    return json.loads(model.model_dump_json())
+def unusual_values(model: BaseModel, doc: Document | None = None, loc: tuple = ()) -> list[ConfigIssue]:
+    """One issue per value of the validated ``model`` outside its field's usual range (fields declared with
+    :func:`hpcrail.config.base.typical`; a list is judged by its largest magnitude), located in the file that
+    holds it; [] when every value is usual."""
+    out: list[ConfigIssue] = []
+
+    def walk(node, where):
+        if isinstance(node, BaseModel):
+            for name, f in type(node).model_fields.items():
+                value = getattr(node, name, None)
+                extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+                rng = extra.get("typical")
+                if rng is not None:
+                    judge(value, where + (name,), rng, bool(extra.get("typical_zero_ok")))
+                walk(value, where + (name,))
+        elif isinstance(node, (list, tuple)):
+            for i, x in enumerate(node):
+                if isinstance(x, BaseModel):
+                    walk(x, where + (i,))
+        elif isinstance(node, dict):
+            for k, x in node.items():
+                if isinstance(x, BaseModel):
+                    walk(x, where + (k,))
+
+    def judge(value, where, rng, zero_ok):
+        vals = value if isinstance(value, (list, tuple)) else [value]
+        nums = [abs(float(v)) for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not nums:
+            return
+        m = max(nums)
+        lo, hi = rng
+        if (zero_ok and m == 0) or lo <= m <= hi:
+            return
+        leaf = str(where[-1])
+        what = "the largest value of this list" if isinstance(value, (list, tuple)) else "this value"
+        hint = f" (typed in another unit than {_unit_words(leaf)}?)" if _unit_words(leaf) else ""
+        out.append(ConfigIssue(doc.file_for(where) if doc is not None else "(model)", format_path(where),
+                               f"unusual: {what} is far {'below' if m < lo else 'above'} the usual {lo:g} … {hi:g}"
+                               f"{hint}; check it", value if not isinstance(value, (list, tuple)) else m))
+
+    walk(model, tuple(loc))
+    return out
+
+
+#: unit suffixes of field names, in words (for the hints of :func:`unusual_values`)
+_UNIT_WORDS = (("_kNs_per_m", "kN s/m"), ("_MN_per_m", "MN/m"), ("_kN", "kN"), ("_mm", "millimetres"),
+               ("_kmh", "km/h"), ("_kg", "kilograms"), ("_t", "tonnes"), ("_m", "metres"))
+
+
+def _unit_words(field: str) -> str:
+    for suf, words in _UNIT_WORDS:
+        if field.endswith(suf):
+            return words
+    return ""
+
+
+def canonical_dict(model: BaseModel, *, hash_files: bool = False) -> dict:
+    """Full JSON-compatible dump (defaults included) used for hashing and provenance.  Data files
+    (:mod:`hpcrail.config.files`) appear as their absolute paths, or with ``hash_files`` as
+    ``sha256:<digest of their contents>`` (the form :func:`config_hash` hashes)."""
+    return json.loads(model.model_dump_json(context={"hash_files": True} if hash_files else None))
 
 
 def canonical_yaml(model: BaseModel) -> str:
@@ -767,8 +954,9 @@ def canonical_yaml(model: BaseModel) -> str:
 
 
 def config_hash(model_or_dict) -> str:
-    """SHA-256 (hex, 16 chars) of the canonical JSON of a validated config."""
-    d = canonical_dict(model_or_dict) if isinstance(model_or_dict, BaseModel) else model_or_dict
+    """SHA-256 (hex, 16 chars) of the canonical JSON of a validated config; the contents of the data files it
+    names enter by their digests (an edited profile is another scenario, a moved checkout is not)."""
+    d = canonical_dict(model_or_dict, hash_files=True) if isinstance(model_or_dict, BaseModel) else model_or_dict
     blob = json.dumps(d, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -39,7 +39,7 @@ from hpcrail.integrators.common import _monotonic_ns, deadline_ns
 from hpcrail.integrators.contract import N_SETTINGS, N_STATS, SET_WALL_BUDGET, Problem, Solution
 from hpcrail.integrators.driver import (
     _kernel_for, call_arrays, compiled_kernel, integrate, kernel_argtypes, make_solution, method_options,
-    model_function_type,
+    model_function_type, model_jacobian,
     no_function, problem_spec,
 )
 
@@ -208,9 +208,9 @@ def _run_group(method: str, items: list[BatchItem], mode: str, threads: int) -> 
                           hmin=it.hmin, hmax=it.hmax, max_steps=it.max_steps, options=it.options,
                           jacobian=it.jacobian, observe_interval=it.observe_interval) for it in items]
     p0 = items[0].problem
-    fns = (p0.rhs, p0.observe, p0.jac, p0.events.fn if p0.events is not None else None)
+    fns = (p0.rhs, p0.observe, p0.jac if info.implicit else None, p0.events.fn if p0.events is not None else None)
     kernel, ctime = compiled_kernel(method, p0.params, fns)
-    jac = p0.jac if p0.jac is not None else no_function
+    jac = model_jacobian(p0, info)     # explicit methods: the do-nothing function (the model's is never called)
     evf = p0.events.fn if p0.events is not None else no_function
     m = len(items)
     arrays, specs = [], []
@@ -285,7 +285,8 @@ def warm(problem: Problem, methods: Sequence[str]) -> float:
             info = registry.get(method)
             if info.external is not None:
                 continue
-            compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac,
+            compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe,
+                                                        problem.jac if info.implicit else None,
                                                         problem.events.fn if problem.events is not None else None))
             _batch_entry(problem.params, _method_dispatcher(info.name, problem.params)[1])
     return time.perf_counter() - t0

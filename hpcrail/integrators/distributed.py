@@ -111,7 +111,7 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
                     counts, displs, sspec)
         ws.append(dict(vb=vb, y=problem.y0.copy(), tstate=tstate, iout=np.zeros(2, np.int64), acc=problem.acc0.copy(),
                        stats=np.zeros(N_STATS, np.int64), params=lay.params[k]))
-    jac = problem.jac if problem.jac is not None else no_function
+    jac = problem.jac if problem.jac is not None and info.implicit else no_function   # explicit: never called
     mass = problem.mass if problem.mass is not None else np.ones(n)
     ev_out = np.zeros((0, n + 2))
     # the observer sees the initial state too (collective: every worker at once)

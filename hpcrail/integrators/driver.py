@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import njit, types
 
-from hpcrail._numba import JIT
+from hpcrail._numba import JIT, compiling_elsewhere
 from hpcrail.integrators import registry
 from hpcrail.integrators.collectives import blocks_type, no_sync, serial_blocks, sync_type
 from hpcrail.integrators.distributed import integrate_blocks
@@ -197,23 +197,26 @@ def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[C
         no_sync.compile(ssig.args)
     kernel = _kernel_for(info, params)
     helper = None
-    if key not in _COMPILED and argtys not in kernel.overloads and pending and not _on_disk(kernel, argtys):
-        # a first run: the integrator compiles in a helper process while the model's functions compile here
-        helper = _start_compile_helper(info.name, params, argtys)
-    for f in pending:
-        f.compile(fsig.args)
-    if key in _COMPILED:
-        return _COMPILED[key], time.perf_counter() - t0
-    if helper is not None:
-        proc, err = helper
-        for disp, argtypes in precompile:   # work for this process while the helper compiles
-            if tuple(argtypes) not in disp.overloads:
-                disp.compile(tuple(argtypes))
-        with err:
-            if proc.wait() != 0:   # compile here instead (the same error, if any, is then raised here)
-                err.seek(0)
-                _log.debug("compile helper for %s failed (%s): compiling in this process", info.name,
-                           err.read().decode(errors="replace")[-2000:])
+    with contextlib.ExitStack() as stack:
+        if key not in _COMPILED and argtys not in kernel.overloads and pending and not _on_disk(kernel, argtys):
+            # a first run: the integrator compiles in a helper process while the model's functions compile here
+            helper = _start_compile_helper(info.name, params, argtys)
+            if helper is not None:      # the compile notice says so even when nothing compiles here
+                stack.enter_context(compiling_elsewhere())
+        for f in pending:
+            f.compile(fsig.args)
+        if key in _COMPILED:
+            return _COMPILED[key], time.perf_counter() - t0
+        if helper is not None:
+            proc, err = helper
+            for disp, argtypes in precompile:   # work for this process while the helper compiles
+                if tuple(argtypes) not in disp.overloads:
+                    disp.compile(tuple(argtypes))
+            with err:
+                if proc.wait() != 0:   # compile here instead (the same error, if any, is then raised here)
+                    err.seek(0)
+                    _log.debug("compile helper for %s failed (%s): compiling in this process", info.name,
+                               err.read().decode(errors="replace")[-2000:])
     cres = kernel.overloads.get(argtys)
     if cres is None:
         kernel.compile(argtys)     # loads what the helper compiled, if it did
@@ -335,8 +338,15 @@ def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t
         settings=settings, atol=np.ascontiguousarray(atol * problem.atol_scale),
         rtol=np.ascontiguousarray(rtol * problem.rtol_scale),
         mass=np.ascontiguousarray(problem.mass if problem.mass is not None else np.ones(n)),
-        ev_out=np.full((cap, n + 2), np.nan), jac=problem.jac if problem.jac is not None else no_function,
+        ev_out=np.full((cap, n + 2), np.nan), jac=model_jacobian(problem, info),
         events=ev.fn if ev is not None else no_function, vb=serial_blocks(n))
+
+
+def model_jacobian(problem: Problem, info: registry.MethodInfo):
+    """The Jacobian function a kernel call of ``info`` receives: the model's for implicit methods, else the
+    do-nothing function (an explicit kernel never calls it: the model's Jacobian is then never compiled, which
+    spares a first run of an explicit method its compilation)."""
+    return problem.jac if problem.jac is not None and info.implicit else no_function
 
 
 def start_clock(a: CallArrays) -> None:
@@ -435,7 +445,8 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
                                 rtol_v=np.ascontiguousarray(rtol * problem.rtol_scale), jacobian=jacobian,
                                 compile_time=ctime, progress=progress, n_chunks=n_chunks)
     spec, _ = problem_spec(problem, info, jacobian)
-    fns = (problem.rhs, problem.observe, problem.jac, problem.events.fn if problem.events else None)
+    fns = (problem.rhs, problem.observe, problem.jac if info.implicit else None,
+           problem.events.fn if problem.events else None)
     kernel, ctime = compiled_kernel(info.name, problem.params, fns, problem.precompile)
     a = call_arrays(problem, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
                     max_steps=max_steps, extra=extra, observe_interval=observe_interval)

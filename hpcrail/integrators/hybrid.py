@@ -381,7 +381,7 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     prob = Problem(rhs, observe, params, y0, t0=t0, atol_scale=atol_scale, acc0=acc0, jac=jac,
                    jac_pattern=jac_pattern, rtol_scale=rtol_scale)
     spec, _ = problem_spec(prob, info, jacobian)
-    _entry, ctime = compiled_kernel(info.name, params, (rhs, observe, guard, jac))
+    _entry, ctime = compiled_kernel(info.name, params, (rhs, observe, guard, jac if info.implicit else None))
     kernel = _kernel_for(info, params)     # the method's dispatcher private to this parameter type
     jsig = jump_function_type(params).signature
     if jsig.args not in jump.overloads:

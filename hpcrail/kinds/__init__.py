@@ -67,6 +67,19 @@ def get(name: str) -> ModelKind:
     return kind
 
 
+def tool(name: str):
+    """The module of the kind-specific tool ``name`` (declared in a kind's ``ModelKind.tools``, e.g. ``"lcf"``:
+    the mixed train's longitudinal-compressive-force rig), imported on first use.
+
+    Raises ``KeyError`` naming the tools every registered kind declares for an unknown name."""
+    found = {}
+    for k in names():
+        found.update({t: mod for t, mod in dict(get(k).tools).items()})
+    if name not in found:
+        raise KeyError(f"unknown tool {name!r}; declared by the registered kinds: {', '.join(sorted(found)) or 'none'}")
+    return importlib.import_module(found[name])
+
+
 def kind_name(scenario) -> str:
     return getattr(scenario, "model", DEFAULT_KIND)
 
@@ -86,11 +99,33 @@ def validate_document(doc: Document):
         raise ConfigError([ConfigIssue(doc.file_for(("model",)), "model", "unknown scenario model", name,
                                        ", ".join(names()))])
     kind = get(name)
-    sc = validate(kind.schema, doc, kind.checks)
+    try:
+        sc = validate(kind.schema, doc, kind.checks)
+    except ConfigError as exc:
+        _kind_methods(kind, exc.issues)
+        raise
     issues = size_issues(kind, sc, doc)
     if issues:
         raise ConfigError(finish_issues(doc, issues, kind.schema))
     return sc
+
+
+def _kind_methods(kind: ModelKind, issues: list) -> None:
+    """An unknown ``integrator.method`` lists the methods the kind runs with (a kind's schema may narrow the
+    catalogue with ``integrator_methods()``: a mixed train takes explicit methods only)."""
+    narrow = getattr(kind.schema, "integrator_methods", None)
+    if narrow is None:
+        return
+    import difflib
+
+    allowed = narrow()
+    for i in issues:
+        if i.path == "integrator.method" and i.message.startswith("unknown integrator"):
+            i.allowed = ", ".join(allowed)
+            head = i.message.split(" (did you mean")[0]
+            close = difflib.get_close_matches(str(i.value).lower(), allowed, n=1, cutoff=0.6) \
+                if isinstance(i.value, str) else []
+            i.message = head + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def size_issues(kind: ModelKind, sc, doc: Document) -> list[ConfigIssue]:

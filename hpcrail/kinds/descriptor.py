@@ -145,6 +145,9 @@ class ModelKind:
     report_figures : :class:`Figure` of a sweep store beyond the generic metric plots; may be empty.
     summary : names of the outputs ``hpcrail run`` prints, in order.
     summary_title : title of that table.
+    tools : kind-specific studies a command drives (e.g. the mixed train's LCF rig for ``hpcrail lcf``):
+        tool name -> module path, imported on request by :func:`hpcrail.kinds.tool`, so generic commands reach
+        them through the registry; may be empty.
     """
 
     name: str
@@ -165,6 +168,7 @@ class ModelKind:
     report_figures: tuple
     summary: tuple
     summary_title: str
+    tools: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         def fail(what: str):
@@ -172,6 +176,9 @@ class ModelKind:
 
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise KindError(f"a model kind's name must be an identifier, got {self.name!r}")
+        if not all(isinstance(k, str) and k.isidentifier() and isinstance(v, str) and "." in v
+                   for k, v in dict(self.tools).items()):
+            fail("tools must map identifiers to module paths ('package.module')")
         for f in ("description", "title", "source", "sign_convention", "summary_title"):
             if not isinstance(getattr(self, f), str) or not getattr(self, f).strip():
                 fail(f"{f} must be a non-empty string")

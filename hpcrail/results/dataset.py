@@ -141,6 +141,7 @@ def build_dataset(kind, scenario, result: RunResult, *, config_yaml: str | None 
 
 def provenance(kind, scenario, run, config_yaml: str | None = None) -> dict:
     """Provenance and configuration attributes of one run (the only place they are written)."""
+    from hpcrail.config.files import input_files_record
     from hpcrail.config.loading import canonical_yaml, config_hash
     from hpcrail.provenance import provenance_attrs
 
@@ -155,6 +156,7 @@ def provenance(kind, scenario, run, config_yaml: str | None = None) -> dict:
         "scenario_description": scenario.description,
         "config_yaml": config_yaml if config_yaml is not None else canonical_yaml(scenario),
         "config_hash": config_hash(scenario),
+        "input_files": input_files_record(scenario),
         "integrator": run.method,
         "integrator_settings": to_json(scenario.integrator.model_dump(mode="json")),
         "integrator_stats": to_json(run.stats),

@@ -167,4 +167,68 @@ def running_safety(t: np.ndarray, position: np.ndarray, Q: np.ndarray, Y: np.nda
             "max_sum_y_2m": max_s, "sum_y_limit": lim, **{f"extreme_{k}": v for k, v in best.items()}}
 
 
-__all__ = ["prudhomme_limit", "lowpass", "sliding_mean", "running_safety", "Extreme"]
+# ------------------------------------------------------------------------------------------------
+# from a result dataset (figures)
+# ------------------------------------------------------------------------------------------------
+def _increasing(s: np.ndarray) -> np.ndarray:
+    """Indices of the samples where the track position ``s`` advances (a stopped vehicle repeats positions)."""
+    keep = np.isfinite(s)
+    run_max = np.maximum.accumulate(np.where(keep, s, -np.inf))
+    first = np.r_[True, run_max[1:] > run_max[:-1]]
+    return np.flatnonzero(keep & first)
+
+
+def two_metre_means(sub, en: dict) -> dict:
+    """EN 14363 sliding means of one vehicle's series (``sub``: dims ``time`` and ``wheel``/``wheelset``), as
+    :func:`hpcrail.results.running_safety.running_safety` forms them: forces low-passed (``en["lowpass_hz"]``,
+    default 20 Hz), then means over ``en["window_m"]`` (2 m) of track every ``en["step_m"]`` (0.5 m) along the
+    leading wheelset's position ``distance`` (every wheelset passes the same windows, shifted by a constant).
+    Y/Q from the filtered Y and Q when the dataset has them, else from its Y/Q series; ΔQ/Q from the mean of
+    Q and the static wheel loads, else from its series (linear in Q: the same mean).
+
+    Returns ``{"s": window centres float64[m] [m], "y_over_q": float64[m, wheels], "wheel_unloading": ...,
+    "sum_y": float64[m, wheelsets] [N]}`` (the quantities the dataset allows); {} without ``distance``."""
+    if "distance" not in sub:
+        return {}
+    s = np.asarray(sub["distance"].values, float)
+    idx = _increasing(s)
+    if idx.size < 3:
+        return {}
+    s = s[idx]
+    t = np.asarray(sub["time"].values, float)[idx]
+    dt = float(np.median(np.diff(t)))
+    win, step, hz = float(en.get("window_m", 2.0)), float(en.get("step_m", 0.5)), float(en.get("lowpass_hz", 20.0))
+
+    def series(name):
+        return np.nan_to_num(np.asarray(sub[name].transpose("time", ...).values, float)[idx])
+
+    out: dict = {}
+    if "wheel_load" in sub and "lateral_force" in sub:
+        qf, yf = lowpass(series("wheel_load"), dt, hz), lowpass(series("lateral_force"), dt, hz)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            yq = np.where(qf > 0, yf / qf, 0.0)
+        out["s"], out["y_over_q"] = sliding_mean(s, yq, win, step)
+    elif "y_over_q" in sub:
+        out["s"], out["y_over_q"] = sliding_mean(s, lowpass(series("y_over_q"), dt, hz), win, step)
+    if "wheel_load" in sub and "static_wheel_load" in sub:     # (Q0 - Q)/Q0 of the mean Q, as the standard
+        q0 = np.asarray(sub["static_wheel_load"].values, float)
+        out["s"], mq = sliding_mean(s, lowpass(series("wheel_load"), dt, hz), win, step)
+        out["wheel_unloading"] = (q0[None, :] - mq) / q0[None, :]
+    elif "wheel_unloading" in sub:
+        out["s"], out["wheel_unloading"] = sliding_mean(s, lowpass(series("wheel_unloading"), dt, hz), win, step)
+    if "sum_y" in sub:
+        out["s"], out["sum_y"] = sliding_mean(s, lowpass(series("sum_y"), dt, hz), win, step)
+    return out if "s" in out and out["s"].size else {}
+
+
+def en14363_settings(ds) -> dict:
+    """The scenario's ``output.en14363`` settings (window, step, low-pass, limits) as stored; {} if none."""
+    from hpcrail.results.plotting import config_of
+
+    out = config_of(ds).get("output")
+    en = out.get("en14363") if isinstance(out, dict) else None
+    return en if isinstance(en, dict) else {}
+
+
+__all__ = ["prudhomme_limit", "lowpass", "sliding_mean", "running_safety", "Extreme", "two_metre_means",
+           "en14363_settings"]

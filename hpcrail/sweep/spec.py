@@ -58,7 +58,7 @@ from hpcrail.config import ConfigError, ConfigIssue, Document, Strict, load_docu
 from hpcrail.config.base import MAX_DURATION_S, MAX_SAMPLES
 from hpcrail.config.errors import ConfigValueError, content_summary
 from hpcrail.config.loading import (
-    _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, override_issue,
+    _display, _fix_numbers, canonical_dict, config_hash, describe_type, field_at, field_extra, override_issue,
     parse_override, read_yaml, scenario_folder, set_path, validate,
 )
 from hpcrail.kinds import validate_document
@@ -536,12 +536,14 @@ def overlay_document(base: Document, overrides: dict, spec_file: Path | str = "s
     untouched part of the base tree.  Raises ``KeyError``/``IndexError`` for impossible paths."""
     tree = dict(base.tree)
     origins = dict(base.origins)
+    sources = dict(base.sources)   # data files named by a value of the spec resolve against the spec
+    sources.setdefault(_display(Path(spec_file)), Path(spec_file).resolve())
     for path, value in overrides.items():
         parts = path.split(".")
         _copy_along(tree, parts)
         set_path(tree, parts, value)
         origins[tuple(int(p) if p.isdigit() else p for p in parts)] = _display(Path(spec_file))
-    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside)
+    return Document(tree=tree, root_file=base.root_file, origins=origins, outside=base.outside, sources=sources)
 
 
 def _label(value) -> Any:
@@ -843,6 +845,7 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     folder = scenario_folder(spec_file)   # errors never show values of files outside the spec's folder
     base = load_document(spec_file.parent / spec.base, folder=folder, named_by=f"{sdoc.root_file}: base = "
                          f"{spec.base!r}")
+    base.sources.setdefault(sdoc.root_file, Path(spec_file).resolve())
     issues = []
     for key, value in spec.set.items():
         try:
@@ -911,7 +914,8 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
     for i, lab in enumerate(labels):   # two paths with the same words: the full path tells them apart
         if labels.count(lab) > 1 and not list(spec.parameters.values())[i].label:
             labels[i] = paths[i][:60]
-    params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or "")
+    params = [Parameter(p, n, ps, lv, label=lab, units=parameter_units(p) or field_extra(
+                  type(base_sc), base.tree, tuple(int(x) if x.isdigit() else x for x in p.split("."))).get("units", ""))
               for p, n, ps, lv, lab in zip(paths, names, spec.parameters.values(), levels, labels)]
     values = design_values(spec, levels)
     makeups = None

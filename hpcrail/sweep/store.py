@@ -274,13 +274,17 @@ def _value_type(par) -> str:
 
 def study_attrs(exp, layout: Layout) -> dict:
     """Provenance and sweep description attributes of the store (strings and numbers only)."""
+    from hpcrail.config.files import input_files_record
     from hpcrail.config.loading import canonical_yaml
     from hpcrail.provenance import provenance_attrs
 
     spec = exp.spec
     base_canon = None
+    base_files = "[]"
     try:
-        base_canon = canonical_yaml(kinds.validate_document(exp.base_doc))
+        base_sc = kinds.validate_document(exp.base_doc)
+        base_canon = canonical_yaml(base_sc)
+        base_files = input_files_record(base_sc)
     except Exception:  # noqa: BLE001 - validated during expansion; never fatal for attributes
         base_canon = ""
     used = sorted({p.kind for p in exp.points if p.error is None})
@@ -313,6 +317,7 @@ def study_attrs(exp, layout: Layout) -> dict:
         "base_file": str(exp.spec_file.parent / spec.base),
         "base_config_hash": exp.base_hash,
         "base_config_yaml": base_canon,
+        "base_input_files": base_files,
         "sign_convention": "; ".join(kinds.get(k).sign_convention for k in used),
     })
     return a

@@ -31,6 +31,13 @@ def _has_brake_pipe(ds) -> bool:
 _FIG = "hpcrail.kinds.ltd.figures"
 _BFIG = "hpcrail.kinds.ltd.brake_figures"
 #: run figures of the train kinds (the planar train reuses the first three)
+#: the sweep-report figures of the train kinds (ltd, planar_train, mixed_train)
+TRAIN_REPORT_FIGURES = (
+    Figure("envelopes", "per-coupler envelopes along the train, one line per level of a swept parameter and per "
+           "connection type, locomotives and detailed vehicles marked", lazy(f"{_FIG}:study_envelopes"),
+           lazy(f"{_FIG}:has_study_envelopes")),
+)
+
 TRAIN_FIGURES = (
     Figure("force_envelope", "in-train force envelope along the train: max draft and max buff per coupler over "
            "every step [kN], locomotives marked", lazy(f"{_FIG}:force_envelope"), lazy(f"{_FIG}:has_envelopes")),
@@ -70,9 +77,9 @@ KIND = ModelKind(
                "along the train, locomotives and flags marked, the verdict",
                lazy("hpcrail.kinds.ltd.safety_figures:running_safety"),
                lazy("hpcrail.kinds.ltd.safety_figures:has_running_safety")),),
-    report_figures=(),
+    report_figures=TRAIN_REPORT_FIGURES,
     summary=SUMMARY,
     summary_title="benchmark metrics (Bosso et al. 2024, Tables 1-2)",
 )
 
-__all__ = ["KIND", "TRAIN_FIGURES"]
+__all__ = ["KIND", "TRAIN_FIGURES", "TRAIN_REPORT_FIGURES"]

@@ -38,7 +38,7 @@ from typing import Annotated, Callable, Literal, Optional, Union
 import numpy as np
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from hpcrail.config.base import Strict
+from hpcrail.config.base import Strict, typical
 from hpcrail.config.errors import ConfigValueError
 from hpcrail.models.couplers.schema import DraftGear, Knuckle, Newton, Shank
 
@@ -73,10 +73,10 @@ class GearCurves(Strict):
     with the end-stop stiffness.
     """
 
-    deflection_mm: list[_DEFLECTION] = Field(..., max_length=1000)
-    loading_kN: list[_GEAR_FORCE] = Field(..., max_length=1000)
-    unloading_kN: Optional[list[_GEAR_FORCE]] = Field(None, max_length=1000)
-    unloading_ratio: Optional[float] = Field(None, ge=0, le=1)
+    deflection_mm: list[_DEFLECTION] = Field(..., max_length=1000, json_schema_extra=typical(5, 500))
+    loading_kN: list[_GEAR_FORCE] = Field(..., max_length=1000, json_schema_extra=typical(5, 20_000))
+    unloading_kN: Optional[list[_GEAR_FORCE]] = Field(None, max_length=1000, json_schema_extra=typical(1, 20_000))
+    unloading_ratio: Optional[float] = Field(None, ge=0, le=1, json_schema_extra={"units": "1"})
 
     @model_validator(mode="after")
     def _check(self):
@@ -133,13 +133,15 @@ class HystereticCoupler(Strict):
 
     kind: Literal["hysteretic"] = "hysteretic"
     slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM, description="total free clearance, split equally "
-                            "draft/buff")
-    stiffness_scale: float = Field(1.0, ge=1e-3, le=1000, description="multiplies the forces of the loading and "
+                            "draft/buff", json_schema_extra=typical(1, 100, zero_ok=True))
+    stiffness_scale: float = Field(1.0, ge=1e-3, le=1000, json_schema_extra=typical(0.05, 20, units="1"),
+                                   description="multiplies the forces of the loading and "
                                    "unloading curves of both sides (a softer or stiffer draft gear of the same "
                                    "shape; the end stop is not scaled)")
     draft: GearCurves
     buff: Optional[GearCurves] = None
     end_stop_stiffness_MN_per_m: float = Field(400.0, gt=0, le=MAX_STIFFNESS_MN_PER_M,
+                                               json_schema_extra=typical(5, 20_000),
                                                description="solid-gear stiffness beyond the table")
     transition_speed_mps: float = Field(0.01, ge=1e-6, le=10, description="v_ε of eq (7)")
     damping_kNs_per_m: float = Field(0.0, ge=0, le=MAX_DAMPING_KNS_PER_M, description="extra viscous damping "
@@ -153,7 +155,7 @@ class RigidBar(Strict):
     """Slackless drawbar joining a wagon pair: linear spring-damper, no hysteresis."""
 
     kind: Literal["rigid_bar"] = "rigid_bar"
-    stiffness_MN_per_m: float = Field(80.0, gt=0, le=MAX_STIFFNESS_MN_PER_M)
+    stiffness_MN_per_m: float = Field(80.0, gt=0, le=MAX_STIFFNESS_MN_PER_M, json_schema_extra=typical(1, 20_000))
     damping_kNs_per_m: float = Field(100.0, ge=0, le=MAX_DAMPING_KNS_PER_M)
 
 
@@ -163,7 +165,7 @@ class LinearConnection(Strict):
     kind: Literal["linear"] = "linear"
     stiffness_MN_per_m: float = Field(..., gt=0, le=MAX_STIFFNESS_MN_PER_M)
     damping_kNs_per_m: float = Field(0.0, ge=0, le=MAX_DAMPING_KNS_PER_M)
-    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM)
+    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM, json_schema_extra=typical(1, 100, zero_ok=True))
 
 
 class FrictionDraftGear(Strict):
@@ -184,7 +186,8 @@ class FrictionDraftGear(Strict):
                                       "(Oprea 2018 Table 1: 0.1 MN/m)")
     damping_kNs_per_m: float = Field(0.0, ge=0, le=MAX_DAMPING_KNS_PER_M, description="viscous damping c in "
                                      "parallel (Oprea 2018: 0)")
-    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM, description="total free clearance, split equally draft/buff")
+    slack_mm: float = Field(0.0, ge=0, le=MAX_SLACK_MM, description="total free clearance, split equally draft/buff",
+                            json_schema_extra=typical(1, 100, zero_ok=True))
     static_friction_kN: float = Field(..., gt=0, le=MAX_FORCE_KN, description="static friction limit T_sMax")
     kinetic_law: Literal["coulomb", "stribeck"] = Field("coulomb", description="sliding friction law")
     kinetic_friction_kN: Optional[float] = Field(None, ge=0, le=MAX_FORCE_KN, description="Coulomb level T_c of "

@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from hpcrail.results.plotting import finish, heatmap, new_figure, pick_elements, series_lines, time_window, title, \
-    x_axis
+from hpcrail.results.plotting import config_of, finish, heatmap, integer_ticks, legend_outside, new_figure, \
+    pick_elements, route_panel, series_lines, suptitle, time_window, title, x_axis
 from hpcrail.results.units import display_units, label, pretty_units, to_display
 
 #: at most this many couplers in the force-time figure by default
@@ -42,32 +42,54 @@ MAX_COUPLERS = 8
 
 
 def locomotives(ds: xr.Dataset) -> list[int]:
-    """Vehicle numbers (1 = head) of the locomotives: the ``vehicle_kind`` coordinate; for stores written
-    before it existed, the kinds of the vehicle types in ``config_yaml``; [] when neither says."""
-    if "vehicle" not in ds.coords:
-        return []
-    if "vehicle_kind" in ds.coords:
+    """Vehicle numbers (1 = head) of the locomotives: the ``vehicle_kind`` coordinate; else (stores written
+    before it existed, sweep stores without a vehicle dimension) the consist and vehicle types of the stored
+    configuration (``config_yaml``, a sweep's ``base_config_yaml``); [] when neither says."""
+    if "vehicle_kind" in ds.coords and "vehicle" in ds.coords:
         kinds_ = np.asarray(ds["vehicle_kind"].values).astype(str)
         return [int(v) for v, k in zip(ds["vehicle"].values, kinds_) if k == "locomotive"]
+    cfg = config_of(ds)
+    table = cfg.get("vehicle_types") or cfg.get("car_types") or {}
     try:
-        import yaml
-
-        types = yaml.safe_load(ds.attrs["config_yaml"])
-        table = types.get("vehicle_types") or types.get("car_types") or {}
-        names = np.asarray(ds["vehicle_type"].values).astype(str)
-        return [int(v) for v, n in zip(ds["vehicle"].values, names)
-                if isinstance(table.get(n), dict) and table[n].get("kind") == "locomotive"]
-    except Exception:  # noqa: BLE001 - no configuration to read: no markers
+        names = [e["type"] for e in cfg.get("consist") or [] for _ in range(int(e.get("count", 1)))]
+    except (TypeError, KeyError, ValueError):
         return []
+    return [i + 1 for i, n in enumerate(names) if isinstance(table.get(n), dict) and table[n].get("kind") ==
+            "locomotive"]
+
+
+def detailed_positions(ds: xr.Dataset) -> list[int]:
+    """Consist positions of a mixed train's detailed vehicles (the ``detailed_position`` coordinate, else the
+    stored configuration's ``detailed`` list); [] for other trains."""
+    if "detailed_position" in ds.coords:
+        return [int(v) for v in np.asarray(ds["detailed_position"].values).ravel()]
+    cfg = config_of(ds)
+    return [int(d["position"]) for d in cfg.get("detailed") or [] if isinstance(d, dict) and "position" in d]
 
 
 def _mark_locomotives(ax, ds, axis: str = "x", offset: float = -0.5) -> None:
     """Dashed lines at the locomotives' positions on a coupler axis (vehicle v sits between couplers v-1
-    and v, i.e. at v - 0.5), labelled once."""
-    locos = locomotives(ds)
-    for i, v in enumerate(locos):
+    and v, i.e. at v - 0.5), labelled once; dotted purple lines at the detailed vehicles of a mixed train."""
+    for i, v in enumerate(locomotives(ds)):
         kw = dict(color="0.35", lw=0.8, ls="--", zorder=0, label="locomotive" if i == 0 else None)
         (ax.axvline if axis == "x" else ax.axhline)(v + offset, **kw)
+    for i, v in enumerate(detailed_positions(ds)):
+        kw = dict(color="tab:purple", lw=1.2, ls=":", zorder=0, label="detailed vehicle" if i == 0 else None)
+        (ax.axvline if axis == "x" else ax.axhline)(v + offset, **kw)
+
+
+def connection_groups(ds: xr.Dataset) -> list[tuple[str, np.ndarray]]:
+    """``[(connection type, bool mask over couplers), ...]`` from the ``connection_type`` coordinate (one group
+    ``("", all)`` without it or with one type), most couplers first: envelopes drawn per group never alternate
+    between a slackless drawbar and a draft gear from one coupler to the next."""
+    n = ds.sizes.get("coupler", 0)
+    if "connection_type" not in ds.coords or n == 0:
+        return [("", np.ones(n, bool))]
+    names = np.array([str(x) for x in np.asarray(ds["connection_type"].values).ravel()])
+    types = sorted(set(names.tolist()), key=lambda t: -(names == t).sum())
+    if len(types) < 2:
+        return [("", np.ones(n, bool))]
+    return [(t, names == t) for t in types]
 
 
 def _has(*names):
@@ -76,7 +98,8 @@ def _has(*names):
 
 def force_envelope(ds: xr.Dataset, out_dir=None, **_opts):
     """In-train force envelope along the train: per-coupler maximum draft (+) and maximum buff (−) force
-    over every integrator step [kN] against the coupler number, locomotives marked (see the module
+    over every integrator step [kN] against the coupler number, one line per connection type (a slackless drawbar
+    and a draft gear never alternate in one line), locomotives and detailed vehicles marked (see the module
     docstring).  Raises ``ValueError`` without the envelopes ``coupler_max_draft_force`` and
     ``coupler_max_buff_force``."""
     if not ("coupler_max_draft_force" in ds and "coupler_max_buff_force" in ds):
@@ -85,11 +108,15 @@ def force_envelope(ds: xr.Dataset, out_dir=None, **_opts):
     da, db = ds["coupler_max_draft_force"], ds["coupler_max_buff_force"]
     draft = to_display(da.values, da.attrs)
     buff = to_display(db.values, db.attrs)
-    fig, ax = new_figure(figsize=(10, 4.8))
-    ax.fill_between(k, 0, draft, step="mid", color="tab:red", alpha=0.25, lw=0)
-    ax.fill_between(k, 0, -buff, step="mid", color="tab:blue", alpha=0.25, lw=0)
-    ax.step(k, draft, where="mid", color="tab:red", lw=1.4, label="max draft")
-    ax.step(k, -buff, where="mid", color="tab:blue", lw=1.4, label="max buff")
+    fig, ax = new_figure(figsize=(11, 4.8))
+    ax.fill_between(k, 0, draft, step="mid", color="tab:red", alpha=0.18, lw=0)
+    ax.fill_between(k, 0, -buff, step="mid", color="tab:blue", alpha=0.18, lw=0)
+    groups = connection_groups(ds)
+    for g, (ctype, m) in enumerate(groups):
+        style = dict(lw=1.4 if g == 0 else 0.9, ls="-" if g == 0 else (0, (4, 2)), marker=None if m.sum() > 40 else ".")
+        suffix = f" ({ctype})" if ctype else ""
+        ax.plot(k[m], draft[m], color="tab:red", label=f"max draft{suffix}", **style)
+        ax.plot(k[m], -buff[m], color="tab:blue", label=f"max buff{suffix}", **style)
     ax.axhline(0, color="k", lw=0.6)
     _mark_locomotives(ax, ds)
     units = pretty_units(display_units(da.attrs))
@@ -103,9 +130,10 @@ def force_envelope(ds: xr.Dataset, out_dir=None, **_opts):
     ax.set_xlabel(ds["coupler"].attrs.get("long_name", "coupler number"))
     ax.set_ylabel(f"in-train force [{units}] (+ draft, − buff)")
     ax.set_xlim(k[0] - 0.5, k[-1] + 0.5)
+    integer_ticks(ax, "x")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    ax.set_title(title(ds, "in-train force envelope over every integrator step"), fontsize=10)
+    legend_outside(ax, fontsize=8)
+    suptitle(fig, title(ds, "in-train force envelope over every integrator step"))
     return [finish(fig, out_dir, "force_envelope")]
 
 
@@ -149,17 +177,22 @@ def force_time(ds: xr.Dataset, out_dir=None, *, select: dict | None = None, x: s
     ks = pick_elements(sel, "coupler", requested, default, MAX_COUPLERS)
     xv, xl = x_axis(sel, x, element={"vehicle": 1} if "vehicle" in sel.dims else None)
     panels = [p for p in (("notch", "notch_command"), ("brake_command",), ("speed",)) if p[0] in sel]
-    fig, axes = new_figure(1 + len(panels), 1, figsize=(10, 4.2 + 1.5 * len(panels)), sharex=True,
-                           gridspec_kw={"height_ratios": [3] + [1] * len(panels)}, squeeze=False)
+    sections = route(sel)
+    head = np.asarray(sel["position"].sel(vehicle=1).values, float) if "position" in sel and "vehicle" in \
+        sel["position"].dims else None
+    show_route = bool(sections) and head is not None
+    ratios = [3] + [1] * len(panels) + ([0.8] if show_route else [])
+    fig, axes = new_figure(len(ratios), 1, figsize=(11, 4.2 + 1.5 * (len(ratios) - 1)), sharex=True,
+                           gridspec_kw={"height_ratios": ratios}, squeeze=False)
     axes = axes[:, 0]
     ax = axes[0]
     series_lines(ax, sel, "coupler_force", "coupler", ks, xv, legend=text, lw=1.0)
     ax.axhline(0, color="k", lw=0.5)
     ax.set_ylabel(label(sel["coupler_force"].attrs, "coupler_force") + " (+ draft)")
-    ax.legend(fontsize=7, ncol=2 if len(ks) > 4 else 1, loc="best")
+    legend_outside(ax)
     ax.grid(alpha=0.3)
-    ax.set_title(title(ds, "in-train force at the selected couplers" if requested else
-                       "in-train force at the peak couplers and next to the locomotives"), fontsize=10)
+    suptitle(fig, title(ds, "in-train force at the selected couplers" if requested else
+                        "in-train force at the peak couplers and next to the locomotives"))
     for axp, names in zip(axes[1:], panels):
         for n, style in zip(names, ("-", "--")):
             if n in sel:
@@ -169,13 +202,35 @@ def force_time(ds: xr.Dataset, out_dir=None, *, select: dict | None = None, x: s
         first = sel[names[0]]
         axp.set_ylabel(label(first.attrs, names[0]) + (" (head)" if "vehicle" in first.dims else ""), fontsize=8)
         if len(names) > 1 and names[1] in sel:
-            axp.legend(fontsize=7, loc="best")
+            legend_outside(axp)
         if names[0] == "brake_command":   # a fraction of full service (an emergency shows above 1)
             axp.set_ylim(-0.05, max(1.05, float(np.nanmax(to_display(sel[names[0]].values, sel[names[0]].attrs)))
                                     + 0.05 if np.isfinite(sel[names[0]].values).any() else 1.05))
+        if names[0] == "notch":
+            integer_ticks(axp, "y")
         axp.grid(alpha=0.3)
+    if show_route:
+        route_panel(axes[-1], sections, head, xv, where="at the head")
+        axes[-1].grid(alpha=0.3)
     axes[-1].set_xlabel(xl)
     return [finish(fig, out_dir, "force_time")]
+
+
+def route(ds: xr.Dataset) -> list:
+    """The route of the stored scenario (``route.sections``: chainage in km, radius, grade) as
+    :class:`~hpcrail.results.plotting.RouteSection`; [] without one."""
+    from hpcrail.results.plotting import RouteSection
+
+    secs = (config_of(ds).get("route") or {}).get("sections") if isinstance(config_of(ds).get("route"), dict) else None
+    out = []
+    for r in secs or []:
+        try:
+            k = 1.0 / float(r["radius_m"]) if r.get("radius_m") else 0.0
+            out.append(RouteSection(float(r["start_km"]) * 1e3, float(r["end_km"]) * 1e3, k, k,
+                                    float(r.get("grade_permille") or 0.0)))
+        except (TypeError, KeyError, ValueError):
+            return []
+    return out
 
 
 def force_heatmap(ds: xr.Dataset, out_dir=None, *, x: str = "time", t_max: float | None = None, **_opts):
@@ -189,9 +244,8 @@ def force_heatmap(ds: xr.Dataset, out_dir=None, *, x: str = "time", t_max: float
     heatmap(ax, sel, "coupler_force", "coupler", xv, xl,
             colorbar_label=label(sel["coupler_force"].attrs, "coupler_force") + " (+ draft, − buff)")
     _mark_locomotives(ax, sel, axis="y")
-    if locomotives(sel):
-        ax.legend(fontsize=7, loc="upper right")
-    ax.set_title(title(ds, "in-train force over time and coupler"), fontsize=10)
+    legend_outside(ax, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2)
+    suptitle(fig, title(ds, "in-train force over time and coupler"))
     return [finish(fig, out_dir, "force_heatmap")]
 
 
@@ -220,10 +274,127 @@ def coupler_displacements(ds: xr.Dataset, out_dir=None, *, select: dict | None =
                 ax.plot(xv, to_display(da.sel(coupler=k).values, da.attrs), color=c, lw=1.0, label=f"coupler {k}")
         ax.set_ylabel(label(da.attrs, n), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=2, loc="best")
+        legend_outside(ax)
     axes[-1, 0].set_xlabel(xl)
-    axes[0, 0].set_title(title(ds, "coupler displacements"), fontsize=10)
+    suptitle(fig, title(ds, "coupler displacements"))
     return [finish(fig, out_dir, "coupler_displacements")]
+
+
+#: the per-coupler envelopes a study figure draws, in order
+COUPLER_ENVELOPE_NAMES = ("coupler_max_draft_force", "coupler_max_buff_force", "coupler_max_draft_deflection",
+                          "coupler_max_buff_deflection")
+
+
+def has_study_envelopes(ds: xr.Dataset) -> bool:
+    return "scenario" in ds.dims and any(n in ds and ds[n].dims == ("scenario", "coupler")
+                                         for n in COUPLER_ENVELOPE_NAMES)
+
+
+def study_envelopes(ds: xr.Dataset, out_dir=None, **_opts):
+    """Sweep report: each stored per-coupler envelope (peak draft/buff force and deflection) along the train,
+    one line per level of the swept parameter that moves the envelopes most (the median over the others;
+    every completed scenario within the grey min-max band), one line style per connection type (a drawbar
+    within a wagon pair and the draft gears between pairs are never joined into one zigzag), locomotives and
+    detailed vehicles marked.  Envelopes constant over the couplers and scenarios are left out (named in the
+    title).  Raises ``ValueError`` without completed scenarios or envelopes."""
+    from hpcrail.results.plotting import encode_parameters, level_colours, level_text, parameter_label, \
+        parameter_names, values_of
+
+    status = np.array([str(v) for v in np.asarray(ds["status"].values).tolist()])
+    ok = np.isin(status, ("completed", "event_stop"))
+    if "done" in ds:
+        ok &= np.asarray(ds["done"].values).astype(bool)
+    if not ok.any():
+        raise ValueError("no completed scenario: no envelopes to draw")
+    names, flat = [], []
+    for n in COUPLER_ENVELOPE_NAMES:
+        if n in ds and ds[n].dims == ("scenario", "coupler"):
+            z = to_display(ds[n].values[ok], ds[n].attrs)
+            f = z[np.isfinite(z)]
+            (names if f.size and np.ptp(f) > 1e-6 * max(np.abs(f).max(), 1e-300) else flat).append(n)
+    if not names:
+        raise ValueError(f"every stored envelope is constant ({', '.join(flat)})")
+    enc = encode_parameters(ds, parameter_names(ds), ok)
+    p = _most_influential(ds, enc.levels, names[0], ok) or enc.colour
+    levels = enc.levels.get(p, [None])
+    colours = level_colours(len(levels))
+    k = np.asarray(ds["coupler"].values)
+    groups = connection_groups(ds)
+    ncol = 2 if len(names) > 1 else 1
+    nrow = int(np.ceil(len(names) / ncol))
+    fig, axes = new_figure(nrow, ncol, figsize=(6.2 * ncol + 2.4, 3.4 * nrow + 0.9), squeeze=False)
+    pv = values_of(ds, p) if p else None
+    styles = ["-", (0, (3, 2)), ":", "-."]
+    for ax, n in zip(axes.flat, names):
+        da = ds[n]
+        z = to_display(da.values, da.attrs)
+        for g, (ctype, m) in enumerate(groups):
+            ls = styles[g % len(styles)]
+            band = z[ok][:, m]
+            with np.errstate(all="ignore"):
+                import warnings
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    lo, hi = np.nanmin(band, axis=0), np.nanmax(band, axis=0)
+                    ax.fill_between(k[m], lo, hi, color="0.5", alpha=0.18 if g == 0 else 0.1, lw=0)
+                    for c, lv in enumerate(levels):
+                        rows = ok & (pv == lv) if p else ok
+                        if not rows.any():
+                            continue
+                        med = np.nanmedian(z[rows][:, m], axis=0)
+                        ax.plot(k[m], med, ls=ls, color=colours[c], lw=1.3 if g == 0 else 0.9,
+                                marker="." if m.sum() <= 40 else None, ms=4)
+        _mark_locomotives(ax, ds)
+        ax.set_xlim(k[0] - 0.5, k[-1] + 0.5)
+        integer_ticks(ax, "x")
+        ax.set_xlabel(ds["coupler"].attrs.get("long_name", "coupler number"), fontsize=8)
+        ax.set_ylabel(label(da.attrs, n), fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles, labels = [], []
+    if p:
+        handles.append(Line2D([], [], ls="none"))
+        labels.append(parameter_label(ds, p) + (" (median over the others)" if len(enc.levels) > 1 else ""))
+        for c, lv in enumerate(levels):
+            handles.append(Line2D([], [], color=colours[c], lw=1.5))
+            labels.append("  " + level_text(ds, p, lv))
+    if len(groups) > 1:
+        handles.append(Line2D([], [], ls="none"))
+        labels.append("connection type")
+        for g, (ctype, m) in enumerate(groups):
+            handles.append(Line2D([], [], color="0.2", ls=styles[g % len(styles)], lw=1.2))
+            labels.append(f"  {ctype} ({int(m.sum())} couplers)")
+    handles.append(Patch(color="0.5", alpha=0.25))
+    labels.append("min-max of every scenario")
+    h0, l0 = axes.flat[0].get_legend_handles_labels()
+    legend_outside(axes[0, -1], handles + h0, labels + l0, fontsize=8)
+    left = f"; constant, not drawn: {', '.join(flat)}" if flat else ""
+    suptitle(fig, f"Envelopes along the train: {int(ok.sum())} completed of {ok.size} scenarios{left}")
+    return [finish(fig, out_dir, "envelopes")]
+
+
+def _most_influential(ds, levels: dict, name: str, ok) -> str | None:
+    """The swept parameter whose levels explain most of the variation of envelope ``name`` over the completed
+    scenarios ``ok`` (the variance of the per-level means, summed over the couplers); None without one."""
+    z = np.asarray(ds[name].values, float)[ok]
+    best, score = None, -1.0
+    for p, lv in levels.items():
+        v = np.asarray([str(x) for x in np.asarray(ds[p].values)[ok]])
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                means = np.array([np.nanmean(z[v == str(x)], axis=0) for x in lv])
+                sc = float(np.nansum(np.nanvar(means, axis=0)))
+        if sc > score:
+            best, score = p, sc
+    return best
 
 
 has_envelopes = _has("coupler_max_draft_force", "coupler_max_buff_force")
@@ -271,9 +442,9 @@ def friction_figures(ds: xr.Dataset, out_dir=None, coupler: int = 4, max_lines: 
             ax.plot(t, sel[var].sel(coupler=k).values * scale, color=c, lw=1.2, label=f"{k}: vehicles {k}-{k + 1}")
         ax.set_xlabel("simulated time [s]")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{name}: {what}, {treat}")
+        suptitle(fig, f"{name}: {what}, {treat}")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, ncol=2 if len(ks) > 6 else 1)
+        legend_outside(ax, title="connection", ncol=2 if len(ks) > 12 else 1)
         out.append(finish(fig, out_dir, fname))
     fig, ax = new_figure(figsize=(8, 4.5))
     f = sel["coupler_force"].sel(coupler=coupler).values * 1e-3
@@ -283,9 +454,9 @@ def friction_figures(ds: xr.Dataset, out_dir=None, coupler: int = 4, max_lines: 
     ax.plot(t, tf, color="tab:red", lw=1.0, ls=":", label="friction part")
     ax.set_xlabel("simulated time [s]")
     ax.set_ylabel(f"connection {coupler} force [kN] (+ draft)")
-    ax.set_title(f"{name}: force of connection {coupler} (Oprea 2018 Fig 5), {treat}")
+    suptitle(fig, f"{name}: force of connection {coupler} (Oprea 2018 Fig 5), {treat}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=3)
     out.append(finish(fig, out_dir, f"coupler_{coupler}_force"))
     if report and out_dir is not None:   # the hpcrail friction-report command
         out.append(friction_report(ds, out_dir, out, store_name or ds.attrs.get("scenario_name", "")))

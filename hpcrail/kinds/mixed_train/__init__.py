@@ -10,7 +10,7 @@ threads backend :mod:`hpcrail.partition.mixed`.
 from __future__ import annotations
 
 from hpcrail.kinds.descriptor import NOT_BATCHABLE, Figure, ModelKind, lazy
-from hpcrail.kinds.ltd import TRAIN_FIGURES
+from hpcrail.kinds.ltd import TRAIN_FIGURES, TRAIN_REPORT_FIGURES
 from hpcrail.kinds.mixed_train.outputs import DETAILED, MIXED_TRAIN_OUTPUTS, SUMMARY, VEHICLE
 from hpcrail.kinds.ltd.outputs import COUPLER
 from hpcrail.kinds.railway_vehicle.outputs import BODY, WHEEL, WHEELSET
@@ -40,12 +40,13 @@ KIND = ModelKind(
         Figure("running_safety", "per detailed vehicle: coupler forces, Y/Q, dQ/Q, sum Y and wheelset lateral "
                "displacement along the track", lazy(f"{_FIG}:running_safety_figure"), lazy(f"{_FIG}:has_series")),
     ),
-    report_figures=(
+    report_figures=TRAIN_REPORT_FIGURES + (
         Figure("running_safety_vs_buff", "worst Y/Q, dQ/Q and sum Y/limit against the peak buff force at the "
                "detailed vehicle", lazy(f"{_FIG}:running_safety_vs_buff"), lazy(f"{_FIG}:has_study")),
     ),
     summary=SUMMARY,
     summary_title="running safety under in-train forces (EN 14363) and train metrics",
+    tools={"lcf": "hpcrail.kinds.mixed_train.lcf"},
 )
 
 __all__ = ["KIND"]

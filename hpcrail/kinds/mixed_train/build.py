@@ -59,7 +59,7 @@ def build_mixed(sc: MixedTrainScenario) -> MixedModel:
     for d, dv in enumerate(sc.detailed):
         j = dv.position - 1
         vsc = sc.vehicle_scenario(d, float(s0[j]))
-        vm = build_railway_vehicle(vsc)
+        vm = build_railway_vehicle(vsc, contact_loc=("detailed", d, "contact", "profiles"))
         vehicles.append(vm)
         scens.append(vsc)
         n = vm.params.n_state

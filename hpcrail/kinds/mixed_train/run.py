@@ -71,7 +71,11 @@ def problem(sc: MixedTrainScenario, model: MixedModel, backend: str = "off"):
         TP = MixedThreadParams(mixed=P, part=partitioned_params(P.ltd, lay))
         return Problem(mixed_rhs_threads, mixed_observe_threads, TP, model.y0, acc0=model.acc0,
                        atol_scale=model.atol_scale), lay
-    return Problem(mixed_rhs, mixed_observe, P, model.y0, acc0=model.acc0, atol_scale=model.atol_scale), None
+    # the per-sample outputs kernel compiles while a first run's compile helper compiles the integrator
+    out_types = tuple(numba.typeof(a) for a in (np.zeros(1), np.zeros((1, 1)), P, np.zeros((1, 1, 1)),
+                                               np.zeros((1, 1, 1)), np.zeros((1, 1))))
+    return Problem(mixed_rhs, mixed_observe, P, model.y0, acc0=model.acc0, atol_scale=model.atol_scale,
+                   precompile=((mixed_outputs, out_types),)), None
 
 
 def solve(sc: MixedTrainScenario, model: MixedModel, progress=None, backend: str | None = None):

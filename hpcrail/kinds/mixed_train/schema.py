@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from typing import Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from hpcrail.config.base import MAX_VEHICLES, Strict
 from hpcrail.config.errors import ConfigIssue, issue_collector
-from hpcrail.config.integrator import Integrator, method_spec, step_multiple_issues
+from hpcrail.config.integrator import Integrator, method_names, method_spec, step_multiple_issues
 from hpcrail.kinds.ltd.schema import (
     MIN_SECTION_KM, Connections, ConsistEntry, Output as LTDOutput, Route, RouteSection, Scenario, Simulation as LTDSimulation,
     check_scenario,
@@ -30,6 +30,7 @@ from hpcrail.kinds.ltd.schema import (
 from hpcrail.kinds.railway_vehicle.schema import (
     EN14363, Contact, Output as RVOutput, RailwayVehicleScenario, Simulation as RVSimulation, Track, Vehicle,
 )
+from hpcrail.models.wheelrail.config import check_profile_pair
 
 KMH = 1.0 / 3.6
 #: spirals of the track become this many constant-curvature route sections (curving resistance only)
@@ -84,6 +85,11 @@ class MixedTrainScenario(Scenario):
 
     model: Literal["mixed_train"] = "mixed_train"
     route: Optional[Route] = Field(None, description="not given: a mixed train's route is its track")
+
+    @staticmethod
+    def integrator_methods(include_aliases: bool = True) -> list[str]:
+        """The integration methods a mixed train runs with: the explicit ones with a numba kernel."""
+        return method_names(include_aliases, where=lambda m: not m.implicit and not m.external)
     track: Track
     grade_permille: float = Field(0.0, ge=-40, le=40, description="constant grade of the track (+ uphill)")
     front_start_m: float = Field(..., ge=0, le=1e6, description="arc length of the front of the train at t = 0")
@@ -249,7 +255,15 @@ def detailed_vehicle_issues(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
                                    "a detailed vehicle needs at least one body of a wheelset type",
                                    [b.name for b in dv.vehicle.bodies], "bodies whose type has kind: wheelset"))
             continue
-        for i in check_railway_vehicle(moving.vehicle_scenario(d, 0.0), view):
+        try:
+            alone = moving.vehicle_scenario(d, 0.0)
+        except ValidationError as exc:   # a derived value outside the vehicle kind's ranges
+            out += [ConfigIssue(doc.file_for(("detailed", d)), f"detailed.{d}", "the detailed vehicle alone (the "
+                                "railway_vehicle kind) refuses a value derived from the train: "
+                                + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()),
+                                dv.position, "values inside the railway_vehicle kind's ranges (docs/configuration.md)")]
+            continue
+        for i in check_railway_vehicle(alone, view):
             head = i.path.split(".", 1)[0]
             if head in ("vehicle", "contact"):
                 i.path = f"detailed.{d}.{i.path}"
@@ -285,6 +299,7 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
         if t is not None and t.kind != "wagon":
             add(loc + ("position",), f"position {dv.position} is a locomotive ({base[dv.position - 1]!r}); detailed "
                 "vehicles replace wagons", dv.position, "the number of a wagon")
+        issues += check_profile_pair(dv.contact.profiles, doc, loc + ("contact", "profiles"))
         v = dv.vehicle
         names = ([b.name for b in v.bodies], v.wheelset_names())
         if ref is None:
@@ -339,7 +354,7 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     if spec.implicit or spec.external:
         add(("integrator", "method"), "a mixed train integrates with explicit methods (the wheel/rail contact's "
             "right-hand side has no Jacobian: implicit methods would difference all states at every Jacobian)",
-            it.method, "rk4, abm4 (fixed step) or dopri5 (adaptive)")
+            it.method, ", ".join(MixedTrainScenario.integrator_methods(False)))
     for loc, msg, val in step_multiple_issues(it.method, it.step_s, {("simulation", "duration_s"):
                                                                      sc.simulation.duration_s,
                                                                      ("output", "interval_s"): sc.output.interval_s}):

@@ -9,7 +9,7 @@ Package layout: ``schema`` (YAML), ``outputs`` (declarations, shape), ``build`` 
 from __future__ import annotations
 
 from hpcrail.kinds.descriptor import NOT_BATCHABLE, Figure, ModelKind, lazy
-from hpcrail.kinds.ltd import TRAIN_FIGURES
+from hpcrail.kinds.ltd import TRAIN_FIGURES, TRAIN_REPORT_FIGURES
 from hpcrail.kinds.planar_train.outputs import COUPLER, COUPLER_END, PLANAR_OUTPUTS, SUMMARY, VEHICLE
 from hpcrail.kinds.planar_train.schema import PlanarTrainScenario, check_planar_train
 
@@ -33,7 +33,7 @@ KIND = ModelKind(
         Figure("coupler_displacements", "slider displacements of both ends, knuckle displacement and shank angles "
                "of the peak couplers", lazy("hpcrail.kinds.ltd.figures:coupler_displacements"),
                lazy("hpcrail.kinds.ltd.figures:has_slider_displacement")),),
-    report_figures=(),
+    report_figures=TRAIN_REPORT_FIGURES,
     summary=SUMMARY,
     summary_title="train metrics (Bosso et al. 2024, Tables 1-2) over every step",
 )

@@ -26,9 +26,14 @@ from hpcrail.results.sampling import sample_times
 
 def planar_problem(sc: PlanarTrainScenario):
     """``(model, Problem)`` of a planar-train scenario."""
+    import numba
+
     model = build_planar(sc)
+    # the per-sample outputs kernel compiles while a first run's compile helper compiles the integrator
+    out_types = tuple(numba.typeof(a) for a in (np.zeros(1), np.zeros((1, 1)), model.params, np.zeros((1, 1, 1)),
+                                               np.zeros((1, 1, 1))))
     prob = Problem(planar_rhs, planar_observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
-                   acc0=model.acc0)
+                   acc0=model.acc0, precompile=((planar_outputs, out_types),))
     return model, prob
 
 

@@ -3,8 +3,6 @@ the cache), the alignment table, the irregularity splines and the packed vehicle
 (:func:`hpcrail.models.vehicle.build.build_vehicle`)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from hpcrail.config.errors import ConfigError, ConfigIssue
@@ -37,19 +35,15 @@ def vehicle_specs(v) -> tuple[list[BodySpec], list[ElementSpec]]:
     return bodies, elements
 
 
-def _document_for_files() -> Document:
-    """Profile files of a railway-vehicle scenario are resolved relative to the working directory at run time
-    (a validated scenario carries no file origins)."""
-    return Document(tree={}, root_file=str(Path.cwd() / "scenario.yaml"))
-
-
-def contact_tables_of(sc: RailwayVehicleScenario):
-    """The LUT and KEC tables of the scenario's profile pair (cached; ~5 s to build the first time)."""
+def contact_tables_of(sc: RailwayVehicleScenario, file: str = "(scenario)", loc: tuple = ("contact", "profiles")):
+    """The LUT and KEC tables of the scenario's profile pair (cached; ~5 s to build the first time).  Profile
+    files were resolved against the YAML naming them and hashed when the scenario was validated
+    (:mod:`hpcrail.config.files`); they are read here and checked against that digest.  Raises
+    :class:`ConfigError` (``file``: the scenario, ``loc``: where the pair sits in it) for profiles that cannot be
+    used, a wheelset that does not fit the track, or contact that cannot be solved on the table grids."""
     from hpcrail.models.wheelrail.tables import contact_tables
 
-    pair = sc.contact.profiles
-    doc = _document_for_files() if (pair.wheel.file or pair.rail.file) else None
-    return contact_tables(pair, doc)
+    return contact_tables(sc.contact.profiles, Document(tree={}, root_file=file), loc=loc)
 
 
 def track_of(sc: RailwayVehicleScenario):
@@ -83,12 +77,13 @@ def irregularity_of(sc: RailwayVehicleScenario, file: str = "(scenario)") -> Irr
     return irregularity_splines(prof.s, dict(prof.values))
 
 
-def build_railway_vehicle(sc: RailwayVehicleScenario, file: str = "(scenario)") -> VehicleModel:
+def build_railway_vehicle(sc: RailwayVehicleScenario, file: str = "(scenario)",
+                          contact_loc: tuple = ("contact", "profiles")) -> VehicleModel:
     """The numeric model of a validated scenario.  Raises :class:`ConfigError` (naming the field) for a
     vehicle without static equilibrium or an irregularity that cannot be synthesised."""
     from hpcrail.models.wheelrail import hertz
 
-    tab = contact_tables_of(sc)
+    tab = contact_tables_of(sc, file, contact_loc)
     pair = sc.contact.profiles
     bodies, elements = vehicle_specs(sc.vehicle)
     x_lead = max(b.x for b in bodies if b.kind == "wheelset")
@@ -96,7 +91,7 @@ def build_railway_vehicle(sc: RailwayVehicleScenario, file: str = "(scenario)") 
     try:
         model = build_vehicle(
             bodies, elements, wheelset_method=sc.contact.method, kec=tab.kec_params, lut=tab.lut_params,
-            hk=hertz.contact_coef_params(pair.material.E_Pa, pair.material.nu), polach=tab.polach_params(),
+            hk=hertz.contact_coef_params(pair.material.E_Pa, pair.material.nu), creep_law=tab.creep_params(),
             K_hertz=pair.flange_penalty.K_hertz_N_per_m1p5, D_damp=pair.flange_penalty.D_damp_Ns_per_m2,
             track=track_of(sc), irr=irregularity_of(sc, file), speed=sim.speed_mps, start_s=sim.start_m - x_lead,
             speed_mode=sim.longitudinal, spin_mode=sim.wheelset_spin, creep=sim.creep, gravity=sim.gravity_mps2,

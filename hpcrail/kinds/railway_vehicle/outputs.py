@@ -75,6 +75,10 @@ RV_SERIES = (
            "series", missing="NaN where the wheel load Q <= 0 (a lifted wheel)"),
     Output("wheel_unloading", ("time", "wheel"), "1", "wheel unloading dQ/Q", "Wheel unloading (Q0 - Q)/Q0 "
            "(instantaneous).", "series"),
+    Output("wear_number", ("time", "wheel"), "N", "wear number Tγ", "Energy dissipated in the wheel's contacts "
+           "per distance rolled, Tγ = -(F_x ξ_x + F_y ξ_y) summed over its contact points (creep forces of the "
+           "rail on the wheel and their creepages; the spin term is not included, as in the usual Tγ wear "
+           "index).", "series"),
     Output("sum_y", ("time", "wheelset"), "N", "track shifting force sum Y", "Sum of the lateral forces of the "
            "wheelset on the track (+ left, instantaneous).", "series", **IN_KN),
     Output("fixed_point_iterations", ("time", "wheelset"), "1", "normal/creep iterations", "Iterations of the "
@@ -94,6 +98,9 @@ RV_ELEMENTS = (
            "sliding mean of Q.", "element", missing=_NOMAX),
     Output("max_sum_y_2m", ("wheelset",), "N", "max |sum Y| 2 m mean", "Largest |2 m sliding mean of the track "
            "shifting force| of the wheelset (EN 14363).", "element", **IN_KN, missing=_NOMAX),
+    Output("mean_wear_number", ("wheel",), "N", "mean wear number Tγ", "Mean of the wheel's wear number Tγ over "
+           "the samples: the energy its contacts dissipate per metre run, to rank wear across a sweep.", "element",
+           missing=_NOMAX),
     Output("sum_y_limit", ("wheelset",), "N", "Prud'homme limit", "Limit alpha (10 kN + P0/3) of the track "
            "shifting force, P0 the static wheelset load (EN 14363).", "element", **IN_KN),
 )
@@ -117,6 +124,8 @@ RV_METRICS = (
     Output("max_wheel_unloading", (), "1", "max dQ/Q 2 m", "Largest wheel unloading (Q0 - Q)/Q0 of the 2 m "
            "sliding mean of Q over the wheels.", "metric", missing=_NOMAX, limit=0.6,
            limit_source="EN 14363 (dQ/Q)lim, output.en14363.dq_q_limit"),
+    Output("max_mean_wear_number", (), "N", "max mean wear number Tγ", "Largest mean wear number Tγ of the wheels "
+           "(the most wearing wheel, for ranking a sweep).", "metric", missing=_NOMAX),
     Output("max_wheel_load", (), "N", "peak wheel load Q", "Largest vertical wheel force over the wheels and the "
            "samples.", "metric", **IN_KN),
     Output("min_wheel_load", (), "N", "lowest wheel load Q", "Smallest vertical wheel force over the wheels and "

@@ -26,8 +26,8 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, model_validator
 
-from hpcrail.config.base import Strict
-from hpcrail.config.errors import ConfigIssue, issue_collector
+from hpcrail.config.base import MAX_DURATION_S, Strict, samples_issue, typical
+from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, step_multiple_issues
 from hpcrail.models.track.schema import NoIrregularity, PSDIrregularity
 from hpcrail.models.wheelrail.config import ProfilePairConfig, check_profile_pair
@@ -40,22 +40,26 @@ class BodyType(Strict):
     yaw z; for a wheelset I_yy is the spin inertia about its axle).  Paper 004 Table 2."""
 
     kind: Literal["rigid", "wheelset"]
-    mass_kg: float = Field(..., gt=0)
+    mass_kg: float = Field(..., gt=0, le=2e5, json_schema_extra=typical(50, 150_000),
+                           description="mass (a car body of a loaded freight wagon: < 150 t)")
     inertia_kgm2: tuple[float, float, float] = Field(..., description="(I_xx roll, I_yy pitch/spin, I_zz yaw)")
     description: str = ""
 
     @model_validator(mode="after")
     def _positive(self):
-        if min(self.inertia_kgm2) <= 0:
-            raise ValueError("inertia_kgm2: every moment of inertia must be > 0")
+        if min(self.inertia_kgm2) <= 0 or max(self.inertia_kgm2) > 1e8:
+            raise ConfigValueError("every moment of inertia must be > 0 and ≤ 1e8 kg m²", field="inertia_kgm2",
+                                   allowed="0 < I ≤ 1e8 kg m² (a 32 t car body: 2e6 kg m² in yaw)")
         return self
 
 
 class Body(Strict):
     name: str = Field(..., pattern=_NAME)
     type: str
-    x_m: float = Field(0.0, description="longitudinal position of the centre, forward + from the car-body centre")
-    z_m: Optional[float] = Field(None, description="height of the centre of gravity above the rails (rigid bodies; "
+    x_m: float = Field(0.0, ge=-40.0, le=40.0, description="longitudinal position of the centre, forward + from "
+                       "the car-body centre")
+    z_m: Optional[float] = Field(None, ge=0.05, le=5.0, description="height of the centre of gravity above the "
+                                 "rails (rigid bodies; "
                                  "a wheelset's comes from its contact)")
 
 
@@ -69,11 +73,12 @@ class ElementType(Strict):
 
     law: Literal["spring_damper", "series_damper", "bumpstop"]
     axis: Literal["x", "y", "z", "rx", "ry", "rz"]
-    stiffness: float = Field(0.0, ge=0, description="K [N/m] or [N m/rad]")
-    damping: float = Field(0.0, ge=0, description="D [N s/m] or [N m s/rad]")
-    series_stiffness: float = Field(0.0, ge=0, description="K_s of a series damper [N/m]")
-    table: Optional[list[tuple[float, float]]] = Field(None, description="bumpstop: (deflection m, force N) rows")
-    preload: Union[Literal["static"], float] = 0.0
+    stiffness: float = Field(0.0, ge=0, le=1e10, description="K [N/m] or [N m/rad]")
+    damping: float = Field(0.0, ge=0, le=1e9, description="D [N s/m] or [N m s/rad]")
+    series_stiffness: float = Field(0.0, ge=0, le=1e11, description="K_s of a series damper [N/m]")
+    table: Optional[list[tuple[Annotated[float, Field(ge=-1.0, le=1.0)], Annotated[float, Field(ge=-1e8, le=1e8)]]]] = (
+        Field(None, max_length=1000, description="bumpstop: (deflection m, force N) rows"))
+    preload: Union[Literal["static"], Annotated[float, Field(ge=-1e7, le=1e7)]] = 0.0
     description: str = ""
 
     @model_validator(mode="after")
@@ -97,7 +102,9 @@ class Element(Strict):
     name: Optional[str] = Field(None, pattern=_NAME, description="default: the type name + _2, _3 …")
     type: str
     bodies: tuple[str, str] = Field(..., description="(first body, second body); the axis is the first body's")
-    at_m: tuple[float, float, float] = Field((0.0, 0.0, 0.0), description="(x, y, z) in the vehicle frame")
+    at_m: tuple[Annotated[float, Field(ge=-40.0, le=40.0)], Annotated[float, Field(ge=-3.0, le=3.0)],
+                Annotated[float, Field(ge=-1.0, le=6.0)]] = Field((0.0, 0.0, 0.0), description="(x, y, z) in the "
+                                                                  "vehicle frame")
 
 
 class Vehicle(Strict):
@@ -105,11 +112,14 @@ class Vehicle(Strict):
 
     name: str = Field("vehicle", pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
-    body_types: dict[str, BodyType] = Field(..., min_length=1)
-    bodies: list[Body] = Field(..., min_length=1)
-    element_types: dict[str, ElementType] = {}
-    elements: list[Element] = []
-    coupler_points_m: tuple[tuple[float, float, float], tuple[float, float, float]] = Field(
+    body_types: dict[str, BodyType] = Field(..., min_length=1, max_length=100)
+    bodies: list[Body] = Field(..., min_length=1, max_length=200)
+    element_types: dict[str, ElementType] = Field({}, max_length=1000)
+    elements: list[Element] = Field([], max_length=5000)
+    coupler_points_m: tuple[tuple[Annotated[float, Field(ge=-60.0, le=60.0)], Annotated[float, Field(ge=-3.0, le=3.0)],
+                              Annotated[float, Field(ge=-1.0, le=6.0)]],
+                            tuple[Annotated[float, Field(ge=-60.0, le=60.0)], Annotated[float, Field(ge=-3.0, le=3.0)],
+                                  Annotated[float, Field(ge=-1.0, le=6.0)]]] = Field(
         ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)), description="front and rear coupler points (vehicle frame) where "
         "a mixed train applies its coupler forces")
     sources: str = ""
@@ -149,10 +159,12 @@ class TrackSection(Strict):
     neighbouring sections' values)."""
 
     kind: Literal["tangent", "curve", "spiral"]
-    length_m: float = Field(..., gt=0)
-    radius_m: Optional[float] = Field(None, description="curves: signed radius, + left")
-    cant_mm: Optional[float] = Field(None, ge=0, description="tangents and curves: superelevation of the outer rail "
-                                     "(default 0); spirals take it from their neighbours")
+    length_m: float = Field(..., ge=0.1, le=1e6)
+    radius_m: Optional[float] = Field(None, ge=-1e6, le=1e6, description="curves: signed radius, + left")
+    cant_mm: Optional[float] = Field(None, ge=0, le=250, json_schema_extra=typical(5, 250, zero_ok=True),
+                                     description="tangents and curves: superelevation of the outer rail "
+                                     "(default 0; lines have at most 150-200 mm); spirals take it from "
+                                     "their neighbours")
 
     @model_validator(mode="after")
     def _check(self):
@@ -183,9 +195,9 @@ class Track(Strict):
     ``components`` (``alignment``, ``gauge``, ``vertical``, ``cross_level``); ``length_m`` defaults to
     the run length plus the vehicle length; ``fade_in_m`` starts at the leading wheelset's start."""
 
-    sections: list[TrackSection] = Field(..., min_length=1)
-    rail_spacing_m: float = Field(1.5, gt=0, description="distance of the rails' contact points: superelevation / "
-                                  "spacing = sin(cant angle)")
+    sections: list[TrackSection] = Field(..., min_length=1, max_length=10_000)
+    rail_spacing_m: float = Field(1.5, ge=0.6, le=2.0, description="distance of the rails' contact points: "
+                                  "superelevation / spacing = sin(cant angle) (standard gauge: 1.5 m)")
     grid_m: float = Field(0.25, gt=0, le=5.0, description="spacing of the alignment table")
     irregularity: VehicleIrregularity = NoIrregularity()
 
@@ -195,8 +207,11 @@ class Track(Strict):
             if s.kind == "spiral" and i > 0 and self.sections[i - 1].kind == "spiral":
                 raise ValueError(f"sections {i} and {i + 1} are both spirals: a spiral joins sections of constant "
                                  "curvature")
-            if abs(s.cant_m()) >= self.rail_spacing_m:
-                raise ValueError(f"section {i + 1}: cant {s.cant_mm} mm is not below the rail spacing")
+            if abs(s.cant_m()) > 0.15 * self.rail_spacing_m:
+                raise ConfigValueError(f"section {i + 1}: cant {s.cant_mm:g} mm on a rail spacing of "
+                                       f"{self.rail_spacing_m:g} m tilts the track by more than 8.6°",
+                                       field=("sections", i, "cant_mm"),
+                                       allowed=f"cant_mm ≤ {150 * self.rail_spacing_m:.0f} (0.15 × rail spacing)")
         return self
 
     def length(self) -> float:
@@ -212,17 +227,20 @@ class Initial(Strict):
 
 
 class Simulation(Strict):
-    duration_s: float = Field(..., gt=0)
-    speed_mps: float = Field(..., gt=0, description="forward speed V (constant with longitudinal: prescribed)")
-    start_m: float = Field(0.0, description="arc length of the leading wheelset at t = 0")
+    duration_s: float = Field(..., gt=0, le=MAX_DURATION_S)
+    speed_mps: float = Field(..., gt=0, le=200.0, description="forward speed V (constant with longitudinal: "
+                             "prescribed; 200 m/s = 720 km/h, above a mixed train's 600 km/h)")
+    start_m: float = Field(0.0, ge=-1e6, le=1e6, description="arc length of the leading wheelset at t = 0 (on "
+                           "the track: 0 to its length, checked with the track)")
     longitudinal: Literal["prescribed", "free"] = Field(
         "prescribed", description="prescribed: constant forward speed (holonomic constraint); free: the forward "
         "motion is a degree of freedom driven by axle torques and contact forces")
     wheelset_spin: Literal["free", "rolling"] = Field(
         "free", description="free: spin about the axle is a degree of freedom (I_yy); rolling: ω = V/r0 imposed")
-    axle_torque_Nm: float = Field(0.0, description="driving (+) or braking (-) torque on every axle (free "
-                                  "longitudinal motion)")
-    gravity_mps2: float = Field(9.81, ge=0)
+    axle_torque_Nm: float = Field(0.0, ge=-1e6, le=1e6, description="driving (+) or braking (-) torque on every "
+                                  "axle (free longitudinal motion)")
+    gravity_mps2: float = Field(9.81, ge=0, le=30.0, description="gravitational acceleration (0: no gravity, for "
+                                "checks)")
     creep: bool = Field(True, description="false: frictionless contact (no creep forces: energy tests)")
     initial: Initial = Initial()
 
@@ -230,20 +248,20 @@ class Simulation(Strict):
 class EN14363(Strict):
     """Running-safety post-processing (EN 14363:2016 §7; see :mod:`hpcrail.results.running_safety`)."""
 
-    window_m: float = Field(2.0, gt=0, description="sliding-mean window over the track (2 m)")
-    step_m: float = Field(0.5, gt=0, description="step of the sliding mean")
-    lowpass_hz: float = Field(20.0, ge=0, description="low-pass filter of the forces before the sliding mean "
-                              "(0: none)")
+    window_m: float = Field(2.0, ge=0.1, le=1000.0, description="sliding-mean window over the track (2 m)")
+    step_m: float = Field(0.5, ge=0.01, le=1000.0, description="step of the sliding mean")
+    lowpass_hz: float = Field(20.0, ge=0, le=1e4, description="low-pass filter of the forces before the sliding "
+                              "mean (0: none)")
     prudhomme_alpha: float = Field(0.85, gt=0, le=1.0, description="α of (ΣY)_lim = α (10 + P0/3) kN (0.85: "
                                    "freight wagons, 1.0: passenger vehicles)")
-    y_q_limit: float = Field(0.8, gt=0, description="(Y/Q)_lim for curve radii >= 250 m")
-    dq_q_limit: float = Field(0.6, gt=0, description="(ΔQ/Q)_lim wheel unloading")
+    y_q_limit: float = Field(0.8, gt=0, le=5.0, description="(Y/Q)_lim for curve radii >= 250 m")
+    dq_q_limit: float = Field(0.6, gt=0, le=1.0, description="(ΔQ/Q)_lim wheel unloading")
 
 
 class Output(Strict):
-    interval_s: float = Field(0.005, gt=0, description="sampling interval of the series")
-    steady_window_m: float = Field(20.0, gt=0, description="steady-curving values: mean over the last this many "
-                                   "metres run with the whole vehicle inside the last circular curve")
+    interval_s: float = Field(0.005, ge=1e-6, le=10.0, description="sampling interval of the series")
+    steady_window_m: float = Field(20.0, gt=0, le=1e5, description="steady-curving values: mean over the last "
+                                   "this many metres run with the whole vehicle inside the last circular curve")
     en14363: EN14363 = EN14363()
 
 
@@ -322,6 +340,29 @@ def check_railway_vehicle(sc: RailwayVehicleScenario, doc) -> list[ConfigIssue]:
             add(("track", "irregularity", "components"), "unknown channel", bad)
     if not math.isfinite(sim.start_m):
         add(("simulation", "start_m"), "must be finite", sim.start_m)
+    length = sc.track.length()
+    if sim.start_m > length:
+        add(("simulation", "start_m"), f"the leading wheelset would start beyond the end of the track ({length:g} m)",
+            sim.start_m, f"0 ≤ start_m ≤ {length:g}")
+    # wheelsets: distinct positions, under the car (between the coupler points when they are given)
+    ws = [(i, b) for i, b in enumerate(v.bodies) if v.body_kind(b) == "wheelset"]
+    xs = sorted((b.x_m, i) for i, b in ws)
+    for (x0, i0), (x1, i1) in zip(xs, xs[1:]):
+        if x1 - x0 < 0.5:
+            add(("vehicle", "bodies", i1, "x_m"), f"wheelsets {v.bodies[i0].name!r} and {v.bodies[i1].name!r} are "
+                f"{x1 - x0:.3g} m apart", x1, "wheelsets at least 0.5 m apart")
+    cx = [p[0] for p in v.coupler_points_m]
+    if max(cx) > min(cx):
+        for i, b in ws:
+            if not min(cx) < b.x_m < max(cx):
+                add(("vehicle", "bodies", i, "x_m"), "a wheelset outside the car (beyond its coupler points)",
+                    b.x_m, f"{min(cx):g} < x_m < {max(cx):g}")
+    if irr.kind == "psd" and len(set(irr.components)) != len(irr.components):
+        add(("track", "irregularity", "components"), "a channel is listed twice", list(irr.components),
+            "each of alignment, gauge, vertical, cross_level at most once")
+    why = samples_issue(sim.duration_s, sc.output.interval_s, 40 * max(1, len(v.wheelset_names())))
+    if why:
+        add(("output", "interval_s"), why, sc.output.interval_s)
     return issues
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from hpcrail.results.plotting import finish, new_figure, pick_elements, series_lines, time_window, title, x_axis
+from hpcrail.results.plotting import finish, legend_outside, new_figure, pick_elements, series_lines, suptitle, \
+    time_window, title, x_axis
 from hpcrail.results.units import label, to_display
 
 #: comfort outputs per floor point drawn by :func:`ride_comfort`, in order
@@ -47,11 +48,11 @@ def body_accelerations(ds: xr.Dataset, out_dir=None, *, select: dict | None = No
         series_lines(ax, sel, var, dim, elems, xv, legend={e: str(e) for e in elems}, lw=0.8)
         ax.set_ylabel(label(sel[var].attrs, var), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=min(len(elems), 4), loc="upper right")
+        legend_outside(ax)
     axes[-1, 0].set_xlabel(xl)
     speed = ds.attrs.get("speed_mps")
     what = "body and floor accelerations" + (f" at {float(speed) * 3.6:.0f} km/h" if speed else "")
-    axes[0, 0].set_title(title(ds, what), fontsize=10)
+    suptitle(fig, title(ds, what))
     return [finish(fig, out_dir, "body_accelerations")]
 
 
@@ -72,10 +73,11 @@ def ride_comfort(ds: xr.Dataset, out_dir=None, **_opts):
             ax.annotate("n/a" if not np.isfinite(val) else f"{val:.3g}", (b.get_x() + b.get_width() / 2,
                         b.get_height()), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8)
         ax.set_xticks(range(len(fps)), fps, rotation=30, ha="right", fontsize=8)
+        ax.set_xlabel(ds["floor_point"].attrs.get("long_name", "floor point"), fontsize=8)
         ax.set_ylabel(label(da.attrs, n), fontsize=9)
         ax.margins(y=0.15)
         ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(title(ds, "ride comfort per floor point (EN 12299, Sperling)"), fontsize=10)
+    suptitle(fig, title(ds, "ride comfort per floor point (EN 12299, Sperling)"))
     return [finish(fig, out_dir, "ride_comfort")]
 
 

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from hpcrail.models.vehicle.track import IrregularitySplines, TrackParams
-from hpcrail.models.wheelrail.creep import PolachParams
+from hpcrail.models.wheelrail.creep import CreepParams
 from hpcrail.models.wheelrail.hertz import ContactCoefParams
 from hpcrail.models.wheelrail.kec import KecParams
 from hpcrail.models.wheelrail.lut import LutParams
@@ -41,7 +41,7 @@ from hpcrail.models.vehicle.layout import (  # noqa: F401  (re-exported: build.X
     METHOD_KEC, METHOD_LUT, METHODS, SPEED_PRESCRIBED, SPEED_FREE, SPIN_FREE, SPIN_ROLLING, D_BODY, D_WHEEL,
     DWS_ITER, DWS_KEC, DWS_CLAMP, DWS_SUMY, DWS_OMEGA, DWS_Z, DWS_PHI, DWS_ZDOT, DWS_PHIDOT, D_WS, WORK_BODY,
     WORK_WS, DW_Q, DW_Y, DW_N, DW_XI_X, DW_XI_Y, DW_SPIN, DW_SW, DW_SR, DW_GAMMA, DW_FLANGE, DW_DELTA, DW_FX,
-    DW_NFLANGE, DW_R,
+    DW_NFLANGE, DW_R, DW_TGAMMA,
 )
 
 
@@ -121,7 +121,7 @@ class VehicleParams(NamedTuple):
     kec: KecParams
     lut: LutParams
     hk: ContactCoefParams
-    polach: PolachParams
+    creep_law: CreepParams   # the creep-force law and its parameters (creep.CREEP_LAWS)
     K_hertz: float
     D_damp: float
     fp_tol: float
@@ -269,7 +269,7 @@ def _static_preloads(bodies, elements, uP, uQ, gravity: float) -> tuple[np.ndarr
 
 
 def build_vehicle(bodies: list[BodySpec], elements: list[ElementSpec], *, wheelset_method: str | list,
-                  kec: KecParams, lut: LutParams, hk: ContactCoefParams, polach: PolachParams, K_hertz: float,
+                  kec: KecParams, lut: LutParams, hk: ContactCoefParams, creep_law: CreepParams, K_hertz: float,
                   D_damp: float, track: TrackParams, irr: IrregularitySplines, speed: float, start_s: float,
                   speed_mode: str = "prescribed", spin_mode: str = "free", creep: bool = True,
                   gravity: float = 9.81, axle_torque: list | None = None, coupler_points=None,
@@ -371,7 +371,7 @@ def build_vehicle(bodies: list[BodySpec], elements: list[ElementSpec], *, wheels
         tab_c[k, :d.size - 1] = _pchip_table(d, f)
         e_tab[e] = k
     # wheelsets
-    r0 = np.array([kec.r0] * nw)
+    r0 = np.array([0.5 * (kec.r0 + kec.r0_r)] * nw)
     torque = np.zeros(nw) if axle_torque is None else np.asarray(axle_torque, float).reshape(nw)
     cpl = np.zeros((2, 3)) if coupler_points is None else np.asarray(coupler_points, float).reshape(2, 3)
     rig = [k for k, b in enumerate(bodies) if b.kind == "rigid"]
@@ -388,7 +388,7 @@ def build_vehicle(bodies: list[BodySpec], elements: list[ElementSpec], *, wheels
         b_I=np.ascontiguousarray([[b.Ixx, b.Iyy, b.Izz] for b in bodies], dtype=float),
         b_x=b_x, b_z=b_z, m_total=float(sum(b.mass for b in bodies)),
         w_body=w_body, w_method=w_method, w_r0=r0, w_torque=torque,
-        kec=kec, lut=lut, hk=hk, polach=polach, K_hertz=float(K_hertz), D_damp=float(D_damp),
+        kec=kec, lut=lut, hk=hk, creep_law=creep_law, K_hertz=float(K_hertz), D_damp=float(D_damp),
         fp_tol=float(fp_tol), fp_maxit=int(fp_maxit),
         e_i=np.array([s.i for s in elements], dtype=np.int64), e_j=np.array([s.j for s in elements], dtype=np.int64),
         e_axis=np.array([AXES[s.axis] for s in elements], dtype=np.int64),

@@ -21,14 +21,14 @@ from numba import njit
 from hpcrail._numba import JIT, JIT_NRT_FREE
 from hpcrail.models.vehicle.layout import (
     D_BODY, D_WHEEL, D_WS, DW_DELTA, DW_FLANGE, DW_FX, DW_GAMMA, DW_N, DW_NFLANGE, DW_Q, DW_R, DW_SPIN, DW_SR,
-    DW_SW, DW_XI_X, DW_XI_Y, DW_Y, DWS_CLAMP, DWS_ITER, DWS_KEC, DWS_OMEGA, DWS_PHI, DWS_PHIDOT, DWS_SUMY, DWS_Z,
+    DW_SW, DW_TGAMMA, DW_XI_X, DW_XI_Y, DW_Y, DWS_CLAMP, DWS_ITER, DWS_KEC, DWS_OMEGA, DWS_PHI, DWS_PHIDOT, DWS_SUMY, DWS_Z,
     DWS_ZDOT, KIND_WHEELSET,
     LAW_BUMPSTOP, LAW_SERIES_DAMPER, METHOD_KEC, R_PHI, R_PSI, R_TH, R_Y, R_Z, S_POS, S_VEL, SPEED_FREE,
     SPIN_FREE, W_OM, W_PSI, W_PSID, W_Y, W_YD, WORK_BODY, WORK_WS,
 )
 from hpcrail.models.vehicle.track import CH_A, CH_C, CH_G, CH_V, irregularity_at, track_frame
 from hpcrail.models.wheelrail import layout as L
-from hpcrail.models.wheelrail.creep import creepages, polach, wheelset_angular_velocity
+from hpcrail.models.wheelrail.creep import creep_force, creepages, wheelset_angular_velocity, yaw_offsets
 from hpcrail.models.wheelrail.hertz import hertz_kalker
 from hpcrail.models.wheelrail.kec import kec_wheelset
 from hpcrail.models.wheelrail.lut import lut_wheelset
@@ -46,13 +46,14 @@ B_W = 38         # angular velocity (no wheelset spin), global
 B_F = 41         # applied force, global
 B_M = 44         # applied moment about the centre, global
 # --- per-wheelset work entries -------------------------------------------------------------------
-C_OUT = 0        # contact kernel output vector (layout.N_OUT)
-C_IRR = 72       # (y_l, y_r, z_l, z_r)
-C_RATES = 77     # (ẏ, ẏ_l, ẏ_r, ż_l, ż_r)
-C_X = 82         # KEC Newton unknowns (z, φ, s^lk, s^rk)
-C_PDD = 86       # p̈ (index 0 unused)
-C_ZPHI = 91      # LUT: (z, φ) for the indentation correction (NaN: on the constraint)
-C_CREEP = 93     # creepages per record (ξ_x, ξ_y, φ) x 4
+C_OUT = 0                    # contact kernel output vector (layout.N_OUT)
+C_IRR = L.N_OUT              # (y_l, y_r, z_l, z_r)
+C_RATES = C_IRR + 5          # (ẏ, ẏ_l, ẏ_r, ż_l, ż_r)
+C_X = C_RATES + 5            # KEC Newton unknowns (z, φ, s^lk, s^rk)
+C_PDD = C_X + 4              # p̈ (index 0 unused)
+C_ZPHI = C_PDD + 5           # LUT: (z, φ) for the indentation correction (NaN: on the constraint)
+C_CREEP = C_ZPHI + 2         # creepages per record (ξ_x, ξ_y, φ) x 4
+assert C_CREEP + 12 <= WORK_WS
 
 
 @njit(inline="always", **JIT_NRT_FREE)
@@ -188,8 +189,8 @@ def _record_creep(P, out, rec, sigma, N, V, vx, vy, vz, wx, wy, wz):
         return 0.0, 0.0, 0.0
     a, b, c11, c22, c23 = hertz_kalker(P.hk, out[rec + L.C_A], out[rec + L.C_B], N)
     xx, xy, sp = creepages(V, vx, vy, vz, wx, wy, wz, out[rec + L.C_DY], out[rec + L.C_DZ],
-                           out[rec + L.C_GAMMA], sigma)
-    return polach(P.polach, N, a, b, c11, c22, c23, xx, xy, sp, V)
+                           out[rec + L.C_GAMMA], sigma, out[rec + L.C_DX])
+    return creep_force(P.creep_law, N, a, b, c11, c22, c23, xx, xy, sp, V)
 
 
 @njit(inline="always", **JIT_NRT_FREE)
@@ -234,6 +235,8 @@ def _wheelset_dynamics(P, w, b, off, y, v, W, kb, kc, dydt, diag, want, torque):
     psi = y[o + W_PSI]
     psid = y[o + W_PSID]
     om = y[o + W_OM]
+    # contact points of the yawed wheelset ahead of / behind the axle (first order in ψ, creep.yaw_offsets)
+    yaw_offsets(out, psi, out[L.PHI])
     Zy = out[L.DZ_DP]
     Py = out[L.DPHI_DP]
     gz = out[L.CZ]
@@ -340,7 +343,7 @@ def _wheelset_dynamics(P, w, b, off, y, v, W, kb, kc, dydt, diag, want, torque):
         rec = L.CONTACT0 + k * L.N_REC
         sigma = 1.0 if k < 2 else -1.0
         xx, xy, spn = creepages(v, vx, vy, vz, wxa, wya, wza, out[rec + L.C_DY], out[rec + L.C_DZ],
-                                out[rec + L.C_GAMMA], sigma)
+                                out[rec + L.C_GAMMA], sigma, out[rec + L.C_DX])
         cr[3 * k] = xx
         cr[3 * k + 1] = xy
         cr[3 * k + 2] = spn
@@ -375,21 +378,24 @@ def _wheelset_dynamics(P, w, b, off, y, v, W, kb, kc, dydt, diag, want, torque):
             if Nk <= 0.0 or P.creep_on == 0.0:
                 continue
             a, bb, c11, c22, c23 = hertz_kalker(P.hk, out[rec + L.C_A], out[rec + L.C_B], Nk)
-            fx, fy, mz = polach(P.polach, Nk, a, bb, c11, c22, c23, cr[3 * k], cr[3 * k + 1], cr[3 * k + 2], v)
+            fx, fy, mz = creep_force(P.creep_law, Nk, a, bb, c11, c22, c23, cr[3 * k], cr[3 * k + 1],
+                                     cr[3 * k + 2], v)
             gam = out[rec + L.C_GAMMA]
             cg = math.cos(gam)
             sg = math.sin(gam)
             dY = out[rec + L.C_DY]
             dZ = out[rec + L.C_DZ]
-            # force fx t1 + fy t2 (t2 = (0, cos γ, σ sin γ)), spin moment mz n (n = (0, -σ sin γ, cos γ))
+            dX = out[rec + L.C_DX]
+            # force fx t1 + fy t2 (t2 = (0, cos γ, σ sin γ)), spin moment mz n (n = (0, -σ sin γ, cos γ)),
+            # applied at (dX, dY, dZ)
             fyy = fy * cg
             fzz = fy * sigma * sg
             sfx += fx
             sfy += fyy
             sfz += fzz
             smx += dY * fzz - dZ * fyy
-            smy += dZ * fx - sigma * sg * mz
-            smz += -dY * fx + cg * mz
+            smy += dZ * fx - dX * fzz - sigma * sg * mz
+            smz += dX * fyy - dY * fx + cg * mz
         ydd, q1, q2 = _solve3(a11, -g1y, -g2y, a21, -g1z, -g2z, a31, -g1p, -g2p, b1 + sfy, b2 + sfz, b3 + smx)
         if lut:
             n0 = (q1 * t2p_ - q2 * t2z_) / det_t
@@ -402,6 +408,9 @@ def _wheelset_dynamics(P, w, b, off, y, v, W, kb, kc, dydt, diag, want, torque):
         N1 = n1
         if P.creep_on == 0.0 or dn <= P.fp_tol * scale:
             break
+    # The normal forces act at the yawed contact points too (dX), but their yaw moment is left out: without
+    # the matching O(ψ) change of the lateral constraint force (tables without a yaw dimension) it is a
+    # circulatory force that pumps energy into a frictionless wheelset (test_energy_balance_without_creep_forces).
     o2 = o
     dydt[o2 + W_Y] = yd
     dydt[o2 + W_PSI] = psid
@@ -433,6 +442,7 @@ def _wheelset_diag(P, w, out, cr, N0, N1, fpen0, fpen1, lut, v, vx, vy, vz, wxa,
         nbest = -1.0
         best = 0
         nfl = 0.0
+        tgam = 0.0
         for r in range(2):
             k = 2 * wheel + r
             rec = L.CONTACT0 + k * L.N_REC
@@ -445,7 +455,9 @@ def _wheelset_diag(P, w, out, cr, N0, N1, fpen0, fpen1, lut, v, vx, vy, vz, wxa,
             fx = fy = mz = 0.0
             if Nk > 0.0 and P.creep_on != 0.0:
                 a, bb, c11, c22, c23 = hertz_kalker(P.hk, out[rec + L.C_A], out[rec + L.C_B], Nk)
-                fx, fy, mz = polach(P.polach, Nk, a, bb, c11, c22, c23, cr[3 * k], cr[3 * k + 1], cr[3 * k + 2], v)
+                fx, fy, mz = creep_force(P.creep_law, Nk, a, bb, c11, c22, c23, cr[3 * k], cr[3 * k + 1],
+                                         cr[3 * k + 2], v)
+                tgam -= fx * cr[3 * k] + fy * cr[3 * k + 1]
             gam = out[rec + L.C_GAMMA]
             cg = math.cos(gam)
             sg = math.sin(gam)
@@ -481,6 +493,7 @@ def _wheelset_diag(P, w, out, cr, N0, N1, fpen0, fpen1, lut, v, vx, vy, vz, wxa,
             diag[d0 + DW_FLANGE] = 1.0 if (fl or out[rec + L.C_GAMMA] > 0.7854) else 0.0
         diag[d0 + DW_FX] = fx_t
         diag[d0 + DW_NFLANGE] = nfl
+        diag[d0 + DW_TGAMMA] = tgam
         sumy += -fy_t
     diag[base_s + DWS_ITER] = nit
     diag[base_s + DWS_KEC] = out[L.ITER]
@@ -864,13 +877,6 @@ def vehicle_outputs(t, Y, P, D, dY):
         vehicle_eval(t[k], Y[k], 0, P, work[:0], dY[k], work, D[k])
 
 
-@njit(**JIT)
-def _static_wheel_loads(P, y0, D):
-    work = np.empty(P.n_work)
-    dydt = np.empty(y0.size)
-    vehicle_eval(0.0, y0, 0, P, work[:0], dydt, work, D)
-
-
 def static_wheel_loads(P, y0) -> np.ndarray:
     """Vertical wheel forces Q0 [N] (float64[2 n_ws], left then right per wheelset) in the initial state
     with the vehicle at rest on level straight track (speed and curvature ignored: the forces at the
@@ -885,10 +891,12 @@ def static_wheel_loads(P, y0) -> np.ndarray:
     # level straight track: evaluate with the track table's first frame replaced by a straight one
     Ps = P._replace(track=P.track._replace(nodes=_straight_nodes(P.track), slopes=np.zeros_like(P.track.slopes)),
                     creep_on=0.0)
-    D = np.zeros(diag_size(P))
-    _static_wheel_loads(Ps, y, D)
+    # one sample through the per-sample outputs kernel (the same evaluation at t = 0): a first run compiles the
+    # vehicle's evaluation once for both (the outputs kernel is needed after the run anyway)
+    D = np.zeros((1, diag_size(P)))
+    vehicle_outputs(np.zeros(1), np.ascontiguousarray(y.reshape(1, -1)), Ps, D, np.zeros((1, y.size)))
     base = P.n_body * D_BODY
-    return np.array([D[base + k * D_WHEEL + DW_Q] for k in range(2 * P.n_ws)])
+    return np.array([D[0, base + k * D_WHEEL + DW_Q] for k in range(2 * P.n_ws)])
 
 
 def _straight_nodes(T):

@@ -27,8 +27,8 @@ SPIN_FREE, SPIN_ROLLING = 0, 1
 D_BODY = 6
 #: per wheel
 (DW_Q, DW_Y, DW_N, DW_XI_X, DW_XI_Y, DW_SPIN, DW_SW, DW_SR, DW_GAMMA, DW_FLANGE, DW_DELTA, DW_FX, DW_NFLANGE,
- DW_R) = range(14)
-D_WHEEL = 14
+ DW_R, DW_TGAMMA) = range(15)
+D_WHEEL = 15
 #: per wheelset: fixed-point iterations, Newton iterations of the KEC solve, LUT range flag, ΣY, spin ω, and
 #: the dependent coordinates z, φ (absolute, track frame) with their rates ż, φ̇ from the embedded constraint
 DWS_ITER, DWS_KEC, DWS_CLAMP, DWS_SUMY, DWS_OMEGA, DWS_Z, DWS_PHI, DWS_ZDOT, DWS_PHIDOT = range(9)

@@ -1,12 +1,16 @@
 """Wheel/rail contact of paper 004 (Yu et al. 2022): profiles, contact geometry, lookup tables (LUT),
-knife-edge equivalent contact (KEC), Hertz, Kalker, Polach, equivalent conicity.
+knife-edge equivalent contact (KEC), Hertz, Kalker, the creep-force laws (Polach, FASTSIM), equivalent conicity.
 
-Off-line (Python + numba): :mod:`.profiles` (S1002, UIC60 1:40, any two-column file; quintic smoothing
-splines), :mod:`.geometry` (planar contact solver, eqs 12 and 15), :mod:`.lut` and :mod:`.kec` (table
-builders), :mod:`.tables` (cache, ``contact_tables``), :mod:`.conicity` (EN 15302), :mod:`.config` (the
-profile-pair YAML schema).  On-line (numba, ``JIT_NRT_FREE``, no allocation): ``kec.kec_wheelset``,
-``lut.lut_wheelset``, ``hertz.hertz_kalker`` / ``hertz.hertz_ellipse``, ``creep.creepages``,
-``creep.polach``, ``creep.contact_creep_forces``, ``creep.flange_penalty``.
+Off-line (Python + numba): :mod:`.readers` (measured-profile exchange formats — plain point lists with header
+metadata, SIMPACK, MiniProf — and the checks every profile passes), :mod:`.profiles` (S1002, UIC60 1:40;
+quintic smoothing splines), :mod:`.geometry` (contact solver, eqs 12 and 15, both sides with their own profiles,
+yaw, ``find_jumps``), :mod:`.lut` and :mod:`.kec` (table builders), :mod:`.tables` (cache, ``contact_tables``),
+:mod:`.conicity` (EN 15302), :mod:`.report` (``hpcrail contact``'s dataset and figures), :mod:`.config` (the
+profile-pair YAML schema: ``wheel``, ``rail`` and for an asymmetric pair ``wheel_right``, ``rail_right``).
+On-line (numba, ``JIT_NRT_FREE``, no allocation): ``kec.kec_wheelset``, ``lut.lut_wheelset``,
+``hertz.hertz_kalker`` / ``hertz.hertz_ellipse``, ``creep.creepages``, ``creep.yaw_offsets``,
+``creep.creep_force`` (the laws of ``creep.CREEP_LAWS``: ``creep.polach``, ``creep.fastsim``),
+``creep.contact_creep_forces``, ``creep.flange_penalty``.
 
 Sign conventions (used everywhere, stated once)
 ------------------------------------------------
@@ -42,7 +46,7 @@ Worked example (the on-line part of a multibody right-hand side)
     tab = contact_tables(cfg, doc)            # built once (~5 s), then loaded from the cache
     K = tab.kec_params                        # (tab.lut_params for the LUT method)
     HK = hertz.contact_coef_params(cfg.material.E_Pa, cfg.material.nu)
-    P = tab.polach_params()                   # μ = 0.2364, Polach 1999
+    P = tab.creep_params()                    # the pair's friction.law: Polach 1999, μ = 0.2364
 
     @njit(**JIT_NRT_FREE)
     def wheelset_contact(K, HK, P, y, irr, pdot, x, out, N_wheel, V, v, w, Nrec, F):
@@ -55,7 +59,7 @@ Worked example (the on-line part of a multibody right-hand side)
     out = np.zeros(L.N_OUT); x = np.full(4, np.nan); Nrec = np.zeros(4); F = np.zeros((4, 8))
     irr = np.zeros(4); pdot = np.zeros(5)     # (y_l, y_r, z_l, z_r) and (ẏ, ẏ_l, ẏ_r, ż_l, ż_r)
     wheelset_contact(K, HK, P, 0.003, irr, pdot, x, out, np.array([5e4, 5e4]), 20.0,
-                     np.array([20.0, 0.0, 0.0]), np.array([0.0, 20.0 / 0.457, 0.0]), Nrec, F)
+                     np.array([20.0, 0.0, 0.0]), np.array([0.0, 20.0 / 0.46, 0.0]), Nrec, F)
     out[L.Z], out[L.DZ_DP + 0], F[0, :3]      # z, ∂z/∂y, (F_x, F_y, M_z) on the left tread
 
 The constraint of the KEC method is eq 22 itself (solved inside ``kec_wheelset``); for a constraint

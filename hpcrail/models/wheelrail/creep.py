@@ -33,15 +33,34 @@ creep force (|F| over its linear value), with C33 from Kalker's simplified theor
 flexibility L3 = π a √(a/b)/(4 C23 G) that reproduces C23 (Kalker 1982): G c⁴ C33 = (32/(15π)) G C23
 a^(1/2) b^(7/2).  This moment is an approximation (documented as such in docs/models.md).
 
+**FASTSIM** (Kalker 1982, "A fast algorithm for the simplified theory of rolling contact", VSD 11 1-13): the
+simplified theory with the flexibilities L1 = 8a/(3 G C11), L2 = 8a/(3 G C22), L3 = π a √(a/b)/(4 G C23) (these
+reproduce Kalker's linear coefficients at small creepage) and the parabolic traction bound μ p(x, y),
+p = 2N/(π a b) (1 - x²/a² - y²/b²); the ellipse is cut in ``strips`` strips along the rolling direction, each
+integrated from its leading edge in as many elements (traction from the rigid slip, capped at the bound).  It
+returns the spin moment as well.
+
+**The creep-force law table** (:data:`CREEP_LAWS`, the pattern of the LTD coupler laws): each entry names a law,
+its kernel code, source and what it returns; ``friction.law`` of a profile pair picks one, and every kernel calls
+:func:`creep_force`, which dispatches on the code.
+
 **Kalker coefficients**: Table E.3 of Kalker (1990) for ν = 0, 0.25, 0.5 (shipped CSV), interpolated in ν
-as in CONTACT (quadratic in ν for 1/C), tabulated on a uniform grid of ln(a/b) ∈ [ln 0.1, ln 10] by a
-monotone cubic (PCHIP) through the table nodes; a/b outside [0.1, 10] is clamped to the table ends.
+as in CONTACT (quadratic in ν for 1/C), tabulated on a uniform grid of ln(a/b) by a monotone cubic (PCHIP)
+through the table nodes for 0.1 ≤ a/b ≤ 10, and by Kalker's asymptotes for slender ellipses beyond it (valid for
+a/b 1/50-50, :mod:`.kalker`).
+
+**Yaw** (:func:`yaw_offsets`): the contact tables are built for a wheelset without yaw; a yawed wheelset's
+contact point lies ahead of (or behind) the axle by dX = -sin ψ (dY - σ r tan γ_w) to first order in ψ (the
+trace line of :func:`hpcrail.models.wheelrail.geometry.wheel_point`), which the creepages and the moments of the
+contact forces take into account; z, φ and the contact angle keep their yaw-free values (second order in ψ).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT_NRT_FREE
@@ -70,19 +89,19 @@ def wheelset_angular_velocity(phi, psi, phidot, psidot_abs, omega_axle):
 
 
 @njit(**JIT_NRT_FREE)
-def creepages(V, vx, vy, vz, wx, wy, wz, dYc, dZc, gamma, sigma):
+def creepages(V, vx, vy, vz, wx, wy, wz, dYc, dZc, gamma, sigma, dXc=0.0):
     """Creepages (ξ_x, ξ_y, φ [1/m]) of one wheel (contact frame of the module docstring).
 
     ``V`` [m/s] > 0: reference (forward) speed; ``vx, vy, vz``: absolute velocity of the wheelset centre in
     track-frame components [m/s]; ``wx, wy, wz``: absolute angular velocity of the wheelset in track-frame
-    components [rad/s] (:func:`wheelset_angular_velocity`); ``dYc, dZc`` [m]: contact point relative to the
-    wheelset centre (track frame, planar contact: no longitudinal offset); ``gamma`` [rad]: track-frame
-    contact angle; ``sigma``: +1 left wheel, -1 right wheel.
+    components [rad/s] (:func:`wheelset_angular_velocity`); ``dYc, dZc, dXc`` [m]: contact point relative to the
+    wheelset centre (track frame; dXc the longitudinal offset of a yawed wheelset, :func:`yaw_offsets`);
+    ``gamma`` [rad]: track-frame contact angle; ``sigma``: +1 left wheel, -1 right wheel.
     """
-    # v_s = v_c + w x r_c, r_c = (0, dYc, dZc)
+    # v_s = v_c + w x r_c, r_c = (dXc, dYc, dZc)
     sx = vx + wy * dZc - wz * dYc
-    sy = vy - wx * dZc
-    sz = vz + wx * dYc
+    sy = vy - wx * dZc + wz * dXc
+    sz = vz + wx * dYc - wy * dXc
     cg = math.cos(gamma)
     sg = math.sin(gamma)
     xi_x = sx / V
@@ -93,26 +112,71 @@ def creepages(V, vx, vy, vz, wx, wy, wz, dYc, dZc, gamma, sigma):
 
 # ------------------------------------------------------------------------------------------ Polach
 
-class PolachParams(NamedTuple):
-    """Polach parameters: μ0 (friction at zero slip velocity), A = μ∞/μ0, B [s/m], k_A, k_S, and the shear
-    modulus G [Pa].  Polach 1999 and paper 004: A = 1 (constant μ = μ0), k_A = k_S = 1."""
+class CreepParams(NamedTuple):
+    """Parameters of the creep-force law: ``law`` (its code in :data:`CREEP_LAWS`), μ0 (friction at zero slip
+    velocity; FASTSIM's Coulomb μ), A = μ∞/μ0, B [s/m], k_A, k_S (Polach 2005), the shear modulus G [Pa] and
+    FASTSIM's number of ``strips`` (and of elements per strip).  Polach 1999 and paper 004: A = 1 (constant
+    μ = μ0), k_A = k_S = 1."""
 
+    law: int
     mu0: float
     A: float
     B: float
     kA: float
     kS: float
     G: float
+    strips: int
+
+
+#: the Polach-only name of the parameters (before the creep-law table)
+PolachParams = CreepParams
+
+LAW_POLACH = 0
+LAW_FASTSIM = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class CreepLaw:
+    """One creep-force law: its ``name`` (``friction.law``), kernel ``code`` (the branch of :func:`creep_force`),
+    ``description``, ``source`` and the friction parameters it uses."""
+
+    name: str
+    code: int
+    description: str
+    source: str
+    parameters: tuple
+
+
+#: name -> creep-force law; a new law adds an entry, a code and its branch in :func:`creep_force`
+CREEP_LAWS: dict[str, CreepLaw] = {law.name: law for law in (
+    CreepLaw("polach", LAW_POLACH, "Polach's fast method: saturating creep force from the Kalker coefficients, "
+             "spin correction, reduction factors and falling friction; spin moment: Kalker's linear one scaled by "
+             "the saturation", "Polach 1999, VSD 33 suppl. 728-739; Polach 2005, Wear 258 992-1000",
+             ("mu", "A", "B_s_per_m", "kA", "kS")),
+    CreepLaw("fastsim", LAW_FASTSIM, "Kalker's FASTSIM: the simplified theory integrated over the contact ellipse "
+             "(strips x elements), parabolic traction bound, Coulomb friction; forces and spin moment",
+             "Kalker 1982, VSD 11 1-13", ("mu", "fastsim_strips")),
+)}
+
+
+def creep_params(law: str = "polach", mu: float = 0.2364, E: float = 2.1e11, nu: float = 0.28, A: float = 1.0,
+                 B: float = 0.0, kA: float = 1.0, kS: float = 1.0, strips: int = 24) -> CreepParams:
+    """Parameters of the creep-force law ``law`` (a name of :data:`CREEP_LAWS`; paper 004 defaults: Polach with
+    μ = 0.2364 constant, E = 2.1e11 Pa, ν = 0.28 → G = E/(2(1+ν))).  Raises ValueError naming the allowed
+    values."""
+    if law not in CREEP_LAWS:
+        raise ValueError(f"unknown creep-force law {law!r}; allowed: {', '.join(CREEP_LAWS)}")
+    if not (mu > 0 and 0 < A <= 1 and B >= 0 and 0 < kS <= kA <= 1 and 2 <= strips <= 1000):
+        raise ValueError(f"creep-law parameters: need mu > 0, 0 < A <= 1, B >= 0, 0 < kS <= kA <= 1, 2 <= strips "
+                         f"<= 1000; got mu={mu}, A={A}, B={B}, kA={kA}, kS={kS}, strips={strips}")
+    return CreepParams(law=CREEP_LAWS[law].code, mu0=float(mu), A=float(A), B=float(B), kA=float(kA), kS=float(kS),
+                       G=float(E / (2.0 * (1.0 + nu))), strips=int(strips))
 
 
 def polach_params(mu: float = 0.2364, E: float = 2.1e11, nu: float = 0.28, A: float = 1.0, B: float = 0.0,
-                  kA: float = 1.0, kS: float = 1.0) -> PolachParams:
-    """Parameters (paper 004 defaults: μ = 0.2364 constant, E = 2.1e11 Pa, ν = 0.28 → G = E/(2(1+ν)))."""
-    if not (mu > 0 and 0 < A <= 1 and B >= 0 and 0 < kS <= kA <= 1):
-        raise ValueError(f"Polach parameters: need mu > 0, 0 < A <= 1, B >= 0, 0 < kS <= kA <= 1; got "
-                         f"mu={mu}, A={A}, B={B}, kA={kA}, kS={kS}")
-    return PolachParams(mu0=float(mu), A=float(A), B=float(B), kA=float(kA), kS=float(kS),
-                        G=float(E / (2.0 * (1.0 + nu))))
+                  kA: float = 1.0, kS: float = 1.0) -> CreepParams:
+    """Polach parameters (:func:`creep_params` with ``law="polach"``)."""
+    return creep_params("polach", mu, E, nu, A, B, kA, kS)
 
 
 @njit(**JIT_NRT_FREE)
@@ -172,13 +236,88 @@ def polach(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin, V):
 
 
 @njit(**JIT_NRT_FREE)
+def fastsim(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin):
+    """FASTSIM creep forces on the wheel (F_x, F_y [N]) and spin moment M_z [N m] in the contact frame
+    (Kalker 1982; the module docstring).  ``Q`` [N] normal load (<= 0: no force); ``a, b`` [m] semi-axes (a in the
+    rolling direction); ``C11, C22, C23`` Kalker's coefficients at a/b (they set the flexibilities); creepages
+    ξ_x, ξ_y and spin φ [1/m]; friction μ = ``Pp.mu0`` (Coulomb).  ``Pp.strips`` strips × as many elements."""
+    if Q <= 0.0 or a <= 0.0 or b <= 0.0:
+        return 0.0, 0.0, 0.0
+    G = Pp.G
+    mu = Pp.mu0
+    L1 = 8.0 * a / (3.0 * G * C11)
+    L2 = 8.0 * a / (3.0 * G * C22)
+    L3 = math.pi * a * math.sqrt(a / b) / (4.0 * G * C23)
+    p0 = 2.0 * Q / (math.pi * a * b)
+    ny = Pp.strips
+    nx = Pp.strips
+    dy = 2.0 * b / ny
+    Fx = 0.0
+    Fy = 0.0
+    Mz = 0.0
+    for j in range(ny):
+        y = -b + (j + 0.5) * dy
+        ay = a * math.sqrt(1.0 - (y / b) ** 2)
+        dx = 2.0 * ay / nx
+        px = 0.0
+        py = 0.0
+        for i in range(nx):
+            x = ay - (i + 0.5) * dx    # element centre, leading edge first
+            h = 0.5 * dx if i == 0 else dx   # from the leading edge to the first centre, then centre to centre
+            px -= (xi_x / L1 - spin * y / L3) * h
+            py -= (xi_y / L2 + spin * (x + 0.5 * h) / L3) * h
+            bound = mu * p0 * (1.0 - (x / a) ** 2 - (y / b) ** 2)
+            if bound < 0.0:
+                bound = 0.0
+            pt = math.sqrt(px * px + py * py)
+            if pt > bound:
+                if pt > 0.0:
+                    px *= bound / pt
+                    py *= bound / pt
+            dA = dx * dy
+            Fx += px * dA
+            Fy += py * dA
+            Mz += (x * py - y * px) * dA
+    return Fx, Fy, Mz
+
+
+@njit(**JIT_NRT_FREE)
+def creep_force(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin, V):
+    """Creep forces (F_x, F_y [N]) and spin moment M_z [N m] on the wheel by the law ``Pp.law`` of the creep-law
+    table (:data:`CREEP_LAWS`): :func:`polach` or :func:`fastsim`.  Arguments as :func:`polach`."""
+    if Pp.law == LAW_FASTSIM:
+        return fastsim(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin)
+    return polach(Pp, Q, a, b, C11, C22, C23, xi_x, xi_y, spin, V)
+
+
+@njit(**JIT_NRT_FREE)
+def yaw_offsets(out, psi, phi):
+    """Longitudinal position dX [m] of each contact record of a kernel output (:mod:`.layout`) for a wheelset
+    yawed by ``psi`` [rad] (nose left positive, relative to the track frame) at roll ``phi``: the trace line of
+    :func:`hpcrail.models.wheelrail.geometry.wheel_point` to first order in ψ, dX = -sin ψ (dY - σ r tan γ_w)
+    with γ_w = γ - σφ (the wheel centre plane's rotation and the lead of a contact on a sloped profile: at the
+    flange 1.3 m × ψ).  Writes ``out[rec + C_DX]``; records with zero weight and radius get 0."""
+    sp = math.sin(psi)
+    for k in range(4):
+        base = L.CONTACT0 + k * L.N_REC
+        sigma = 1.0 if k < 2 else -1.0
+        r = out[base + L.C_R]
+        if r == 0.0:
+            out[base + L.C_DX] = 0.0
+            continue
+        gw = out[base + L.C_GAMMA] - sigma * phi
+        out[base + L.C_DX] = -sp * (out[base + L.C_DY] - sigma * r * math.tan(gw))
+
+
+@njit(**JIT_NRT_FREE)
 def contact_creep_forces(HK, Pp, out, Nrec, V, vx, vy, vz, wx, wy, wz, F):
     """Creep forces of the four contact records of an on-line kernel output (:mod:`.layout`).
 
-    ``HK``: fused Hertz/Kalker table (:func:`hertz.contact_coef_params`); ``Pp``: :class:`PolachParams`;
+    ``HK``: fused Hertz/Kalker table (:func:`hertz.contact_coef_params`);
     ``out``: float64[layout.N_OUT] from ``kec_wheelset`` or ``lut_wheelset``; ``Nrec`` float64[4]: normal
     force [N] on each record (left primary, left secondary, right primary, right secondary — e.g. the
-    wheel's constraint force times the record's C_W share, or the LUT flange penalty); ``V`` [m/s]
+    wheel's constraint force times the record's C_W share, or the LUT flange penalty); ``Pp``: the creep-law
+    parameters (:func:`creep_params`; any law of :data:`CREEP_LAWS`); ``V`` [m/s]
     reference speed; (vx, vy, vz) absolute velocity of the wheelset centre and (wx, wy, wz) its absolute
     angular velocity (:func:`wheelset_angular_velocity`), track-frame components.  Writes
     F float64[4, 8] = (F_x, F_y, M_z, a, b, ξ_x, ξ_y, φ) per record (zeros where N <= 0).  No allocation.
@@ -193,8 +332,8 @@ def contact_creep_forces(HK, Pp, out, Nrec, V, vx, vy, vz, wx, wy, wz, F):
         sigma = 1.0 if k < 2 else -1.0
         a, b, c11, c22, c23 = hertz_kalker(HK, out[base + L.C_A], out[base + L.C_B], N)
         xx, xy, sp = creepages(V, vx, vy, vz, wx, wy, wz, out[base + L.C_DY], out[base + L.C_DZ],
-                               out[base + L.C_GAMMA], sigma)
-        fx, fy, mz = polach(Pp, N, a, b, c11, c22, c23, xx, xy, sp, V)
+                               out[base + L.C_GAMMA], sigma, out[base + L.C_DX])
+        fx, fy, mz = creep_force(Pp, N, a, b, c11, c22, c23, xx, xy, sp, V)
         F[k, 0] = fx
         F[k, 1] = fy
         F[k, 2] = mz

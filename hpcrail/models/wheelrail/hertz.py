@@ -134,7 +134,7 @@ class ContactCoefParams(NamedTuple):
     (k = 0..n-1), so that one logarithm and one cube root give a, b, C11, C22, C23 on-line.
 
     ``tab`` float64[n, 5], columns (ma, mb, C11, C22, C23): a = ma·c (rolling direction), b = mb·c with
-    c = (c3 N/(A+B))^(1/3), and the Kalker coefficients at that a/b (clamped to the table range 0.1..10);
+    c = (c3 N/(A+B))^(1/3), and the Kalker coefficients at that a/b (Table E.3 and Kalker's asymptotes, 1/50..50);
     ``c3`` = 3(1-ν²)/(2E) [1/Pa].  One array keeps the argument small for the kernels.
     """
 

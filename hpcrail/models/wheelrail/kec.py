@@ -47,15 +47,20 @@ from hpcrail.models.wheelrail.interp import grid_cell, hermite5
 #: wheel-frame contact angle, Hertz curvature sums
 QUANTITIES = ("u", "v", "h", "gamma_w", "A", "B")
 NQ = len(QUANTITIES)
+#: kinds of contact jumps (:meth:`ContactSolver.find_jumps`), by their code in the tables
+JUMP_KINDS = ("two-point", "fast", "fold")
 
 
 class KecParams(NamedTuple):
-    """KEC tables for the numba kernels (SI units, left-wheel form; right wheel mirrored).
+    """KEC tables for the numba kernels (SI units, left-wheel form), one set per wheel: the fields without
+    suffix are the left wheel's, those ending in ``_r`` the right wheel's (built in its own left-wheel form, the
+    mirror image; a symmetric pair shares the arrays).
 
     Grid: ``n`` nodes from ``k0`` with step ``dk`` [m].  ``f, f1, f2`` float64[n]: regularised equivalent
     profile and its derivatives.  ``q, dq`` float64[n, NQ]: contact quantities (:data:`QUANTITIES`) and their
     slopes, node-major.  Bands (``nb`` of them): ``lo, hi`` float64[nb] [m]; ``qa, qb`` float64[nb, NQ]: the
-    contacts A (tread end, at ``hi``) and B (flange start, at ``lo``).  ``r0, L_w`` [m].
+    contacts A (tread end, at ``hi``) and B (flange start, at ``lo``).  ``r0, L_w`` [m]: nominal radius and
+    profile-origin distance of the wheel.
     """
 
     n: int
@@ -73,6 +78,21 @@ class KecParams(NamedTuple):
     qb: np.ndarray
     r0: float
     L_w: float
+    n_r: int
+    k0_r: float
+    dk_r: float
+    f_r: np.ndarray
+    f1_r: np.ndarray
+    f2_r: np.ndarray
+    q_r: np.ndarray
+    dq_r: np.ndarray
+    nb_r: int
+    lo_r: np.ndarray
+    hi_r: np.ndarray
+    qa_r: np.ndarray
+    qb_r: np.ndarray
+    r0_r: float
+    L_w_r: float
 
 
 # ------------------------------------------------------------------------------------------ build
@@ -97,8 +117,8 @@ def _node_state(solver: ContactSolver, X7):
     """f and the left-wheel contact quantities of a KEC node solution X7 = (z, φ, u_l, v_l, u_r, v_r, y)."""
     z, phi, y = X7[0], X7[1], X7[6]
     s, f = kec_coordinates(y, z, phi, solver.placement.r0, solver.placement.L_w)
-    h, gw, gam, kw, kr, A, B, dY, dZ = solver.quantities(X7[:6], 1)
-    return f, np.array([X7[2], X7[3], h, gw, A, B])
+    c = solver.quantities(X7[:6], 1)
+    return f, np.array([X7[2], X7[3], c.rolling_radius, c.gamma_w, c.A, c.B])
 
 
 def _node_by_bisection(solver, kappa, ys, ks, X, P):
@@ -143,17 +163,12 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
         raise RuntimeError("KEC coordinate is not monotonic in the lateral shift over the sweep")
     # 2. jumps of the left contact point
     jumps = []
+    found = []
     for k in np.where(np.abs(np.diff(X[:, 2])) > jump_min)[0]:
-        found = solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
-        if found:
-            j = found[0]
-            yj, xo, kind = j["y"], j["x_outer"], "two-point"
-            uo, ui = j["u_outer"], j["u_inner"]
-        else:  # contact point sweeping faster than the sweep resolves: treat as a jump at the midpoint
-            yj = 0.5 * (ys[k] + ys[k + 1])
-            xo, _ = solver.follow(ys[k], X[k], yj)
-            kind = "fast"
-            uo, ui = X[k, 2], X[k + 1, 2]
+        found += solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
+    for j in found:
+        yj, xo, kind = j["y"], j["x_outer"], j["kind"]
+        uo, ui = j["u_outer"], j["u_inner"]
         kj = kec_coordinates(yj, xo[0], xo[1], P.r0, P.L_w)[0]
         if jumps and kind == "fast" and jumps[-1]["kind"] == "fast" and yj - jumps[-1]["y"] < 2.5 * sweep_step:
             jumps[-1].update(y=0.5 * (jumps[-1]["y"] + yj), kappa=0.5 * (jumps[-1]["kappa"] + kj), u_inner=ui)
@@ -173,10 +188,10 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
         kk = int(np.argmin(np.abs(ys - yg)))
         x, st, cr = solver.solve(yg, 0.0, guess=X[kk])
         X7 = np.append(x, yg)
-        ok, dX = kec_node_newton(solver.gp, X7, kv, 60, np.nan, np.nan)
+        ok, dX = kec_node_newton(solver.gp, solver.gpr, X7, kv, 60, np.nan, np.nan)
         if not ok:  # near a fast contact-point sweep: root of s^k(y) - κ on the verified solution
             X7 = _node_by_bisection(solver, kv, ys, ks, X, P)
-            ok, dX = kec_node_newton(solver.gp, X7, kv, 0, np.nan, np.nan)
+            ok, dX = kec_node_newton(solver.gp, solver.gpr, X7, kv, 0, np.nan, np.nan)
         if not ok:
             raise RuntimeError(f"KEC node s^k = {kv * 1e3:.3f} mm did not converge")
         Xn[i] = X7
@@ -190,7 +205,7 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
         slopes = []
         for sgn in (-1.0, 1.0):
             Xe = X7.copy()
-            oke, dXe = kec_node_newton(solver.gp, Xe, kv + sgn * eps, 40, np.nan, np.nan)
+            oke, dXe = kec_node_newton(solver.gp, solver.gpr, Xe, kv + sgn * eps, 40, np.nan, np.nan)
             ok_all[i] &= oke
             fe, qe = _node_state(solver, Xe)
             vals.append(qe)
@@ -204,6 +219,8 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
     #    their jumps (merged only when no node lies between the two jumps)
     bands = []
     for j in sorted(jumps, key=lambda d: d["kappa"]):
+        if not s_min < j["kappa"] < s_max:   # found in the sweep's margin beyond the grid: no band
+            continue
         raw_lo, raw_hi = j["kappa"] - flange_band, j["kappa"] + tread_band
         lo = max(int(math.floor((raw_lo - s_min) / s_step + 1e-9)), 0)
         hi = min(int(math.ceil((raw_hi - s_min) / s_step - 1e-9)), n - 1)
@@ -253,9 +270,12 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
             "jump_y": ("jump", np.array([j["y"] for j in jumps], dtype=float), {"units": "m"}),
             "jump_u_outer": ("jump", np.array([j["u_outer"] for j in jumps], dtype=float), {"units": "m"}),
             "jump_u_inner": ("jump", np.array([j["u_inner"] for j in jumps], dtype=float), {"units": "m"}),
-            "jump_kind": ("jump", np.array([0 if j["kind"] == "two-point" else 1 for j in jumps], dtype=np.int64),
-                          {"long_name": "0: two-point contact (located by eq 15), 1: contact point moving faster "
-                                        "than the sweep resolves"}),
+            "jump_kind": ("jump", np.array([JUMP_KINDS.index(j["kind"]) for j in jumps], dtype=np.int64),
+                          {"long_name": "kind of contact jump", "flag_values": [0, 1, 2],
+                           "flag_meanings": "two_point_contact fast_contact_point_sweep fold_of_the_contact_branch",
+                           "description": "0: two-point contact (located by eq 15), 1: contact point moving "
+                                          "faster than the sweep resolves, 2: the tangency of the old contact "
+                                          "point is lost (fold, located by bisection)"}),
             "node_ok": ("s_k", ok_all),
         },
         coords={"s_k": kap, "quantity": list(QUANTITIES)},
@@ -266,19 +286,23 @@ def build_kec(solver: ContactSolver, s_min: float = -46.4e-3, s_max: float = 46.
     return ds
 
 
-def kec_params(ds: xr.Dataset) -> KecParams:
-    """Numba parameters from a KEC Dataset (see :func:`build_kec`)."""
+def _side_arrays(ds: xr.Dataset) -> tuple:
     k = np.asarray(ds["s_k"].values, float)
     nb = int(ds.sizes.get("band_index", 0))
     c = np.ascontiguousarray
-    return KecParams(
-        n=int(k.size), k0=float(k[0]), dk=float(k[1] - k[0]),
-        f=c(ds["f"].values, dtype=float), f1=c(ds["f1"].values, dtype=float), f2=c(ds["f2"].values, dtype=float),
-        q=c(ds["q"].values.T, dtype=float), dq=c(ds["dq"].values.T, dtype=float), nb=nb,
-        lo=c(ds["band_lo"].values.reshape(nb), dtype=float), hi=c(ds["band_hi"].values.reshape(nb), dtype=float),
-        qa=c(ds["band_qa"].values.reshape(nb, NQ), dtype=float),
-        qb=c(ds["band_qb"].values.reshape(nb, NQ), dtype=float),
-        r0=float(ds.attrs["r0"]), L_w=float(ds.attrs["L_w"]))
+    return (int(k.size), float(k[0]), float(k[1] - k[0]), c(ds["f"].values, dtype=float),
+            c(ds["f1"].values, dtype=float), c(ds["f2"].values, dtype=float), c(ds["q"].values.T, dtype=float),
+            c(ds["dq"].values.T, dtype=float), nb, c(ds["band_lo"].values.reshape(nb), dtype=float),
+            c(ds["band_hi"].values.reshape(nb), dtype=float), c(ds["band_qa"].values.reshape(nb, NQ), dtype=float),
+            c(ds["band_qb"].values.reshape(nb, NQ), dtype=float), float(ds.attrs["r0"]), float(ds.attrs["L_w"]))
+
+
+def kec_params(ds: xr.Dataset, ds_right: xr.Dataset | None = None) -> KecParams:
+    """Numba parameters from the KEC Datasets of the left wheel and (asymmetric pairs) of the right one, the
+    latter built in its own left-wheel form (:func:`build_kec` on ``solver.mirrored()``)."""
+    left = _side_arrays(ds)
+    right = left if ds_right is None else _side_arrays(ds_right)
+    return KecParams(*left, *right)
 
 
 # ------------------------------------------------------------------------------------------ on-line
@@ -295,8 +319,14 @@ def smoothstep5(t):
 
 @njit(inline="always", **JIT_NRT_FREE)
 def kec_profile(K, kappa):
-    """Regularised equivalent profile at the left-wheel-form KEC coordinate κ [m]: (f, f', f'')."""
+    """Regularised equivalent profile of the left wheel at the left-wheel-form KEC coordinate κ [m]: (f, f', f'')."""
     return hermite5(K.f, K.f1, K.f2, K.n, K.k0, K.dk, kappa)
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def kec_profile_right(K, kappa):
+    """Regularised equivalent profile of the right wheel at its own left-wheel-form KEC coordinate κ [m]."""
+    return hermite5(K.f_r, K.f1_r, K.f2_r, K.n_r, K.k0_r, K.dk_r, kappa)
 
 
 @njit(inline="always", **JIT_NRT_FREE)
@@ -317,42 +347,55 @@ def _write_record(out, base, sigma, ps, cps, sps, wgt, u, v, h, gw, A, B, L_w):
     out[base + L.C_DDY] = 0.0
     out[base + L.C_DDZ] = 0.0
     out[base + L.C_DDPHI] = 0.0
+    out[base + L.C_DX] = 0.0
 
 
 @njit(inline="always", **JIT_NRT_FREE)
-def kec_contact(K, kappa, sigma, ps, cps, sps, out, base1, base2):
-    """Contact records of one wheel at left-wheel-form KEC coordinate κ: primary record at ``base1``,
-    secondary (flange-start contact B of a regularisation band, weight w) at ``base2``; ps = σφ with its
-    cosine and sine.  Returns w."""
-    for b in range(K.nb):
-        if kappa >= K.lo[b] and kappa <= K.hi[b]:
-            w = smoothstep5((K.hi[b] - kappa) / (K.hi[b] - K.lo[b]))
-            qa = K.qa[b]
-            qb = K.qb[b]
-            _write_record(out, base1, sigma, ps, cps, sps, 1.0 - w, qa[0], qa[1], qa[2], qa[3], qa[4], qa[5], K.L_w)
-            _write_record(out, base2, sigma, ps, cps, sps, w, qb[0], qb[1], qb[2], qb[3], qb[4], qb[5], K.L_w)
+def _kec_side_contact(n, k0, dk, q, dq, nb, lo, hi, qa, qb, L_w, kappa, sigma, ps, cps, sps, out, base1, base2):
+    """Contact records of one wheel from its table arrays at left-wheel-form KEC coordinate κ: primary record
+    at ``base1``, secondary (flange-start contact B of a regularisation band, weight w) at ``base2``; ps = σφ
+    with its cosine and sine.  Returns w."""
+    for b in range(nb):
+        if kappa >= lo[b] and kappa <= hi[b]:
+            w = smoothstep5((hi[b] - kappa) / (hi[b] - lo[b]))
+            qa_ = qa[b]
+            qb_ = qb[b]
+            _write_record(out, base1, sigma, ps, cps, sps, 1.0 - w, qa_[0], qa_[1], qa_[2], qa_[3], qa_[4], qa_[5],
+                          L_w)
+            _write_record(out, base2, sigma, ps, cps, sps, w, qb_[0], qb_[1], qb_[2], qb_[3], qb_[4], qb_[5], L_w)
             return w
-    i, t = grid_cell(K.n, K.k0, K.dk, kappa)
-    h = K.dk
+    i, t = grid_cell(n, k0, dk, kappa)
+    h = dk
     t2 = t * t
     t3 = t2 * t
     h00 = 2.0 * t3 - 3.0 * t2 + 1.0
     h10 = (t3 - 2.0 * t2 + t) * h
     h01 = -2.0 * t3 + 3.0 * t2
     h11 = (t3 - t2) * h
-    q0 = K.q[i]
-    q1 = K.q[i + 1]
-    d0 = K.dq[i]
-    d1 = K.dq[i + 1]
+    q0 = q[i]
+    q1 = q[i + 1]
+    d0 = dq[i]
+    d1 = dq[i + 1]
     u = h00 * q0[0] + h10 * d0[0] + h01 * q1[0] + h11 * d1[0]
     v = h00 * q0[1] + h10 * d0[1] + h01 * q1[1] + h11 * d1[1]
     hh = h00 * q0[2] + h10 * d0[2] + h01 * q1[2] + h11 * d1[2]
     gw = h00 * q0[3] + h10 * d0[3] + h01 * q1[3] + h11 * d1[3]
     A = h00 * q0[4] + h10 * d0[4] + h01 * q1[4] + h11 * d1[4]
     B = h00 * q0[5] + h10 * d0[5] + h01 * q1[5] + h11 * d1[5]
-    _write_record(out, base1, sigma, ps, cps, sps, 1.0, u, v, hh, gw, A, B, K.L_w)
-    _write_record(out, base2, sigma, ps, cps, sps, 0.0, u, v, hh, gw, A, B, K.L_w)
+    _write_record(out, base1, sigma, ps, cps, sps, 1.0, u, v, hh, gw, A, B, L_w)
+    _write_record(out, base2, sigma, ps, cps, sps, 0.0, u, v, hh, gw, A, B, L_w)
     return 0.0
+
+
+@njit(inline="always", **JIT_NRT_FREE)
+def kec_contact(K, kappa, sigma, ps, cps, sps, out, base1, base2):
+    """Contact records of the left (σ = +1) or right (σ = -1) wheel at its left-wheel-form KEC coordinate κ
+    (see :func:`_kec_side_contact`).  Returns the flange-start weight w."""
+    if sigma > 0.0:
+        return _kec_side_contact(K.n, K.k0, K.dk, K.q, K.dq, K.nb, K.lo, K.hi, K.qa, K.qb, K.L_w, kappa, sigma, ps,
+                                 cps, sps, out, base1, base2)
+    return _kec_side_contact(K.n_r, K.k0_r, K.dk_r, K.q_r, K.dq_r, K.nb_r, K.lo_r, K.hi_r, K.qa_r, K.qb_r, K.L_w_r,
+                             kappa, sigma, ps, cps, sps, out, base1, base2)
 
 
 @njit(inline="always", **JIT_NRT_FREE)
@@ -385,13 +428,15 @@ def kec_wheelset(K, y, irr, rates, x, out):
     zr = irr[3]
     r0 = K.r0
     Lw = K.L_w
+    r0r = K.r0_r
+    Lwr = K.L_w_r
     if not (x[0] == x[0]):  # cold start: centred knife edges, no roll
         x[2] = yl - y
         x[3] = yr - y
-        x[1] = (zl - zr) / (2.0 * Lw)
+        x[1] = (zl - zr) / (Lw + Lwr)
         fl = kec_profile(K, x[2])[0]
-        fr = kec_profile(K, -x[3])[0]
-        x[0] = r0 + 0.5 * (fl + fr + zl + zr)
+        fr = kec_profile_right(K, -x[3])[0]
+        x[0] = r0 + 0.5 * (fl + fr + zl + zr) + 0.5 * (r0r - r0)
     z = x[0]
     phi = x[1]
     sl = x[2]
@@ -402,16 +447,16 @@ def kec_wheelset(K, y, irr, rates, x, out):
     a1 = b1 = a2 = b2 = c3 = d3 = c4 = d4 = 0.0
     for it in range(1, 31):
         fl, fl1, fl2 = kec_profile(K, sl)
-        fr, g1, g2 = kec_profile(K, -sr)
+        fr, g1, g2 = kec_profile_right(K, -sr)
         fr1 = -g1
         fr2 = g2
         a1 = r0 + fl
         b1 = 1.0 + phi * fl1
-        a2 = r0 + fr
+        a2 = r0r + fr
         b2 = 1.0 + phi * fr1
         c3 = Lw + sl
         d3 = phi - fl1
-        c4 = -Lw + sr
+        c4 = -Lwr + sr
         d4 = phi - fr1
         r1 = y + sl + phi * a1 - yl
         r2 = y + sr + phi * a2 - yr

@@ -39,6 +39,8 @@ Contact record fields (offsets):
 ``C_DDY``      ∂δ/∂y [m/m] (flange record, at fixed z, φ)
 ``C_DDZ``      ∂δ/∂z [m/m]
 ``C_DDPHI``    ∂δ/∂φ [m/rad]
+``C_DX``       longitudinal position of the contact point relative to the wheelset centre, track frame [m]
+               (forward positive): 0 from the kernels, set for a yawed wheelset by ``creep.yaw_offsets``
 =============  ==============================================================================================
 """
 from __future__ import annotations
@@ -68,7 +70,8 @@ C_DELTA = 9
 C_DDY = 10
 C_DDZ = 11
 C_DDPHI = 12
-N_REC = 13
+C_DX = 13
+N_REC = 14
 
 CONTACT0 = 20
 #: start index of each contact record: CONTACT[wheel][record]

@@ -59,7 +59,8 @@ class LutParams(NamedTuple):
     Grid: ``ny`` lateral shifts from ``y0`` step ``dy``, ``nx`` gauge variations from ``x0`` step ``dx``.
     ``V, D`` float64[nx, ny, NQ]: values and ∂/∂y of :data:`QUANTITIES`; ``D2`` float64[nx, ny, 4]: ∂²/∂y²
     of (z, φ, z_xi, φ_xi) (the last two: ∂²/∂y∂ξ_g).  ``r0, L_w, L_r`` [m]; ``u_split`` [m] (wheel coordinate
-    of the tread/flange boundary, left-wheel form).
+    of the tread/flange boundary, left-wheel form): the left wheel's; ``_r``: the right wheel's (asymmetric
+    pairs; equal for a symmetric one).
     """
 
     ny: int
@@ -75,6 +76,10 @@ class LutParams(NamedTuple):
     L_w: float
     L_r: float
     u_split: float
+    r0_r: float
+    L_w_r: float
+    L_r_r: float
+    u_split_r: float
 
 
 # ------------------------------------------------------------------------------------------ split
@@ -82,9 +87,10 @@ class LutParams(NamedTuple):
 def tread_flange_split(solver: ContactSolver, y_max: float = 0.02, step: float = 1e-5, jump_min: float = 1e-3):
     """Tread/flange boundary of the wheel (left-wheel form) from the rigid contact of the profile pair.
 
-    The left wheel is swept from y = 0 to ``y_max`` [m]; among its contact jumps (two-point contact, located
-    exactly, or a contact point moving more than ``jump_min`` [m] within one ``step``) the one with the
-    largest rise of the wheel contact angle is the tread/flange transition: the flange first touches there.
+    The left wheel is swept from y = 0 to ``y_max`` [m]; among its contact jumps (:meth:`ContactSolver.find_jumps`;
+    jumps within 20 µm of each other count as one) the one with the largest rise of the wheel contact angle is the
+    tread/flange transition: the flange first touches there, and the boundary is the ridge between the contacts
+    of its first jump.
     Returns dict(u_split, y_flange, u_tread, u_flange, gamma_tread, gamma_flange, kind).  Without any jump
     the boundary is the wheel point where the contact angle first exceeds 45° (y_flange = NaN).
     """
@@ -92,16 +98,26 @@ def tread_flange_split(solver: ContactSolver, y_max: float = 0.02, step: float =
     X, C, S = solver.sweep(ys)
     best = None
     slope = lambda u: math.degrees(math.atan(-float(solver.wheel(u, 1))))  # noqa: E731
+    found = []
     for k in np.where(np.abs(np.diff(X[:, 2])) > jump_min)[0]:
-        found = solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)
-        if found:
-            j = found[0]
-            cand = dict(y_flange=j["y"], u_tread=j["u_outer"], u_flange=j["u_inner"], u_split=j["ridge"],
-                        kind="two-point")
+        found += [(k, j) for j in solver.find_jumps(ys[k:k + 2], X[k:k + 2], 1)]
+    # jumps closer than 20 µm are one event (S1002/UIC60: onto the flange root's concave arc, then onto the
+    # flange face, 1 µm apart): from the first jump's outer contact to the last one's inner contact
+    groups = []
+    for k, j in found:
+        if groups and abs(j["y"] - groups[-1][-1][1]["y"]) < 2e-5:
+            groups[-1].append((k, j))
         else:
-            uo, ui = float(X[k, 2]), float(X[k + 1, 2])
-            cand = dict(y_flange=0.5 * (ys[k] + ys[k + 1]), u_tread=uo, u_flange=ui, u_split=0.5 * (uo + ui),
-                        kind="fast")
+            groups.append([(k, j)])
+    for grp in groups:
+        (k, j), (k2, j2) = grp[0], grp[-1]
+        if j["kind"] == "fast":
+            uo, ui = float(X[k, 2]), float(X[k2 + 1, 2])
+            cand = dict(y_flange=j["y"], u_tread=uo, u_flange=ui, u_split=0.5 * (uo + ui), kind="fast")
+        else:
+            cand = dict(y_flange=j["y"], u_tread=j["u_outer"], u_flange=j2["u_inner"], u_split=j["ridge"],
+                        kind=j["kind"] if len(grp) == 1 else f"{len(grp)} jumps: " + ", ".join(
+                            jj["kind"] for _, jj in grp))
         cand["gamma_tread"] = slope(cand["u_tread"])
         cand["gamma_flange"] = slope(cand["u_flange"])
         if best is None or cand["gamma_flange"] - cand["gamma_tread"] > best["gamma_flange"] - best["gamma_tread"]:
@@ -124,12 +140,12 @@ def _wheel_state(solver, y, xi, x, region_f):
     out = np.empty(NQ - 4)
     for k, side in enumerate((1, -1)):
         u, v = (x[2], x[3]) if side > 0 else (x[4], x[5])
-        h, gw, gam, kw, kr, A, B, dY, dZ = solver.quantities(x, side)
-        out[6 * k:6 * k + 6] = (u, v, h, gw, A, B)
-        ok, uf, vf, d = solver.indentation(y, xi, x, side, region_f)
+        c = solver.quantities(x, side)
+        out[6 * k:6 * k + 6] = (u, v, c.rolling_radius, c.gamma_w, c.A, c.B)
+        ok, uf, vf, d = solver.indentation(y, xi, x, side, region_f[k])
         out[12 + k] = d
-        hf, gwf, gamf, kwf, krf, Af, Bf, _, _ = side_quantities(solver.gp, float(side), float(x[1]), float(uf),
-                                                                float(vf))
+        gp = solver.gp if side > 0 else solver.gpr
+        hf, gwf, gamf, kwf, krf, Af, Bf = side_quantities(gp, float(side), float(x[1]), float(uf), float(vf))[:7]
         out[14 + 6 * k:20 + 6 * k] = (uf, vf, hf, gwf, Af, Bf)
     return out
 
@@ -139,16 +155,21 @@ def build_lut(solver: ContactSolver, y_min: float = -18e-3, y_max: float = 18e-3
               eps: float = 1e-6) -> xr.Dataset:
     """Contact lookup table (paper 004 eq 14 plus the flange indentation of eq 15) as an xarray Dataset.
 
-    ``y_*`` and ``xi_*`` [m]: grid (Table 10 default); ``split``: result of :func:`tread_flange_split`
-    (computed when None); ``eps`` [m]: step of the central differences.  Raises RuntimeError when a grid
-    point has no contact.
+    ``y_*`` and ``xi_*`` [m]: grid (Table 10 default); ``split``: result of :func:`tread_flange_split` for the
+    left wheel, or a pair (left, right) of them for an asymmetric pair (computed when None); ``eps`` [m]: step
+    of the central differences.  Raises RuntimeError naming the position when a grid point has no contact.
     """
     P = solver.placement
+    Pr = solver.placement_r
     if split is None:
         split = tread_flange_split(solver)
-    us = float(split["u_split"])
-    reg_t = ((us, solver.u_max), (us, solver.u_max))
-    reg_f = (solver.u_tip, us)
+    split_l, split_r = split if isinstance(split, tuple) else (split, split)
+    if not solver.symmetric and not isinstance(split, tuple):
+        split_r = tread_flange_split(solver.mirrored())
+    us = float(split_l["u_split"])
+    usr = float(split_r["u_split"])
+    reg_t = ((us, solver.u_max), (usr, solver.u_max_r))
+    reg_f = ((solver.u_tip, us), (solver.u_tip_r, usr))
     ny = int(round((y_max - y_min) / y_step)) + 1
     nx = int(round((xi_max - xi_min) / xi_step)) + 1
     ygrid = y_min + y_step * np.arange(ny)
@@ -192,9 +213,14 @@ def build_lut(solver: ContactSolver, y_min: float = -18e-3, y_max: float = 18e-3
         coords={"xi_g": xgrid, "y": ygrid, "quantity": list(QUANTITIES),
                 "second": ["z_yy", "phi_yy", "z_yxi", "phi_yxi"], "wheel": ["left", "right"]},
         attrs={"r0": P.r0, "L_w": P.L_w, "L_r": P.L_r, "cant": P.cant, "u_split": us,
-               "y_flange": float(split["y_flange"]), "split_kind": split["kind"],
-               "u_tread": float(split["u_tread"]), "u_flange": float(split["u_flange"]),
-               "description": "contact lookup table (paper 004 eq 14) with flange indentation (eq 15)"},
+               "y_flange": float(split_l["y_flange"]), "split_kind": split_l["kind"],
+               "u_tread": float(split_l["u_tread"]), "u_flange": float(split_l["u_flange"]),
+               "r0_right": Pr.r0, "L_w_right": Pr.L_w, "L_r_right": Pr.L_r, "cant_right": Pr.cant,
+               "u_split_right": usr, "y_flange_right": float(split_r["y_flange"]),
+               "split_kind_right": split_r["kind"], "u_tread_right": float(split_r["u_tread"]),
+               "u_flange_right": float(split_r["u_flange"]),
+               "description": "contact lookup table (paper 004 eq 14) with flange indentation (eq 15); y_flange: "
+                              "the left flange first touches at y = y_flange, the right one at y = -y_flange_right"},
     )
     return ds
 
@@ -208,7 +234,11 @@ def lut_params(ds: xr.Dataset) -> LutParams:
                      dx=float(x[1] - x[0]) if x.size > 1 else 1.0,
                      V=c(ds["V"].values, dtype=float), D=c(ds["D"].values, dtype=float),
                      D2=c(ds["D2"].values, dtype=float), r0=float(ds.attrs["r0"]), L_w=float(ds.attrs["L_w"]),
-                     L_r=float(ds.attrs["L_r"]), u_split=float(ds.attrs["u_split"]))
+                     L_r=float(ds.attrs["L_r"]), u_split=float(ds.attrs["u_split"]),
+                     r0_r=float(ds.attrs.get("r0_right", ds.attrs["r0"])),
+                     L_w_r=float(ds.attrs.get("L_w_right", ds.attrs["L_w"])),
+                     L_r_r=float(ds.attrs.get("L_r_right", ds.attrs["L_r"])),
+                     u_split_r=float(ds.attrs.get("u_split_right", ds.attrs["u_split"])))
 
 
 # ------------------------------------------------------------------------------------------ on-line
@@ -374,7 +404,7 @@ def lut_wheelset(T, y, irr, rates, zphi, out):
     p_x = f00 * pc0 + f10 * px0 + f01 * pc1 + f11 * px1
     p_xx = k00 * pc0 + k10 * px0 + k01 * pc1 + k11 * px1
     p_xy = f00 * py0 + f10 * pxy0 + f01 * py1 + f11 * pxy1
-    i2Lr = 0.5 / T.L_r
+    i2Lr = 1.0 / (T.L_r + T.L_r_r)
     z = z_t + xv
     phi = p_t + i2Lr * xc
     out[L.Z] = z
@@ -413,15 +443,16 @@ def lut_wheelset(T, y, irr, rates, zphi, out):
         base_f = L.L_SECONDARY if wheel == 0 else L.R_SECONDARY
         q0 = TREAD0[wheel]
         vals = _interp_group(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, q0)
-        _record(out, base_t, sigma, ps, cph, sps, 1.0, vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], T.L_w)
+        L_w = T.L_w if wheel == 0 else T.L_w_r
+        _record(out, base_t, sigma, ps, cph, sps, 1.0, vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], L_w)
         dlt = _ih(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, DELTA[wheel])
         if dlt < FLANGE_GEOMETRY_BELOW:
             # flange far from the rail: no penalty force; only the (negative) indentation is reported
-            _record(out, base_f, sigma, ps, cph, sps, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, T.L_w)
+            _record(out, base_f, sigma, ps, cph, sps, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, L_w)
             out[base_f + L.C_DELTA] = dlt
             continue
         fv = _interp_group(T, ix, ix1, iy, w0, w1, h00, h10, h01, h11, FLANGE0[wheel])
-        _record(out, base_f, sigma, ps, cph, sps, 0.0, fv[0], fv[1], fv[2], fv[3], fv[4], fv[5], T.L_w)
+        _record(out, base_f, sigma, ps, cph, sps, 0.0, fv[0], fv[1], fv[2], fv[3], fv[4], fv[5], L_w)
         # partial derivatives of the indentation at fixed contact points (envelope theorem), track frame
         gam = out[base_f + L.C_GAMMA]
         dYc = out[base_f + L.C_DY]
@@ -473,3 +504,4 @@ def _record(out, base, sigma, ps, cps, sps, wgt, u, v, h, gw, A, B, L_w):
     out[base + L.C_DDY] = 0.0
     out[base + L.C_DDZ] = 0.0
     out[base + L.C_DDPHI] = 0.0
+    out[base + L.C_DX] = 0.0

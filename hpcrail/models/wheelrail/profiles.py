@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import hashlib
 import io
 import math
@@ -31,11 +32,9 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import PPoly, make_splrep
 
+from hpcrail.models.wheelrail.readers import ProfileError, read_profile_text  # noqa: F401 - ProfileError is public here
+
 MM = 1e-3
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be used (file, field and reason in the message)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,37 +84,20 @@ class Profile:
 
 # ------------------------------------------------------------------------------------------ reading
 
-def read_points(path: str | Path, columns: tuple[int, int] = (0, 1)) -> np.ndarray:
-    """Two numeric columns of a text file (comma, semicolon, tab or blank separated; lines starting with
-    ``#`` and non-numeric header lines skipped).  Returns float64[n, 2] in the file's units.
+def read_points(path, columns: tuple[int, int] = (0, 1)) -> np.ndarray:
+    """Two numeric columns of a plain point-list file (see :mod:`.readers`: comma, semicolon, tab or blank
+    separated; ``#`` comments; one header line).  Returns float64[n, 2] in the file's units and order.
 
-    Raises :class:`ProfileError` naming the file and the line when a data line cannot be parsed or
-    fewer than 10 points are found.
+    Raises :class:`ProfileError` naming the file and the line when a data line cannot be parsed, holds a
+    non-finite number, or fewer than 10 points are found (never the line's contents).
     """
-    path = Path(path)
+    name = getattr(path, "name", str(path))
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read profile file ({exc.strerror})") from None
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        parts = [p for p in s.replace(";", ",").replace("\t", ",").replace(" ", ",").split(",") if p]
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            if not rows:  # a header line
-                continue
-            raise ProfileError(f"{path}: line {lineno}: not numeric: {s[:60]!r}") from None
-        if len(vals) <= max(columns):
-            raise ProfileError(f"{path}: line {lineno}: expected at least {max(columns) + 1} columns, "
-                               f"got {len(vals)}")
-        rows.append((vals[columns[0]], vals[columns[1]]))
-    if len(rows) < 10:
-        raise ProfileError(f"{path}: only {len(rows)} profile points found; at least 10 needed")
-    return np.asarray(rows, dtype=np.float64)
+        text = path.read_text() if hasattr(path, "read_text") else Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise ProfileError(f"{name}: cannot read profile file ({why})") from None
+    return read_profile_text(text, name, "points", columns).points
 
 
 def _data_text(name: str) -> str:
@@ -267,16 +249,19 @@ def wheel_profile(points_left: np.ndarray, *, name: str, source: str, smoothing_
 
 
 def rail_profile(points_left: np.ndarray, *, name: str, source: str, smoothing_rms: float, cant: float,
-                 canted: bool, gauge_depth: float = 0.014, max_slope_deg: float = 80.0) -> Profile:
+                 canted: bool, gauge_depth: float = 0.014, max_slope_deg: float = 80.0,
+                 gauge_points: np.ndarray | None = None) -> Profile:
     """Rail profile from left-wheel-form points (lateral, height) [m].
 
     ``canted``: the points are already inclined by ``cant`` [rad] towards the track centre (as the UIC60
     1:40 file); they are rotated back about the origin into the rail profile frame.  The gauge point is
     found on the *input* points in track orientation: the most gauge-side point ``gauge_depth`` [m] below
-    the highest point of the head (EN 13848-1: 14 mm).
+    the highest point of the head (EN 13848-1: 14 mm); ``gauge_points`` (default: the points) are the points it is
+    searched on, when the fitted ones were resampled without the steep gauge face.
     """
     p = np.asarray(points_left, dtype=np.float64)
-    track = p if canted else _rotate(p, cant)  # rail in track orientation (left rail)
+    gp_src = p if gauge_points is None else np.asarray(gauge_points, dtype=np.float64)
+    track = gp_src if canted else _rotate(gp_src, cant)  # rail in track orientation (left rail)
     top = float(np.max(track[:, 1]))
     level = top - gauge_depth
     # walk from the gauge side (sorted by lateral) to the first crossing of the gauge level
@@ -297,6 +282,7 @@ def rail_profile(points_left: np.ndarray, *, name: str, source: str, smoothing_r
                        max_slope_deg=max_slope_deg, gauge_point=gp, top=top)
 
 
+@functools.lru_cache(maxsize=16)
 def s1002_profile(smoothing_rms: float = 1e-7, step: float = 0.05 * MM) -> Profile:
     """The S1002 wheel from its analytical sections, sampled every ``step`` [m] and smoothed (the sections
     join with small slope and curvature jumps; the quintic spline makes the profile C4)."""
@@ -308,6 +294,7 @@ def s1002_profile(smoothing_rms: float = 1e-7, step: float = 0.05 * MM) -> Profi
                          smoothing_rms=smoothing_rms, flange_back=-70.0 * MM)
 
 
+@functools.lru_cache(maxsize=16)
 def uic60_profile(cant: float = 1.0 / 40.0, smoothing_rms: float = 1e-7, gauge_depth: float = 0.014) -> Profile:
     """UIC60 (60E1) rail head canted 1:40 (Manchester contact benchmark points, CONTACT, Apache-2.0),
     rotated back into the rail profile frame by ``cant`` [rad] (1/40 for the shipped file)."""
