@@ -13,8 +13,8 @@ import numpy as np
 import xarray as xr
 
 from hpcrail.kinds.ltd.figures import locomotives
-from hpcrail.results.plotting import finish, heatmap, new_figure, pick_elements, series_lines, time_window, title, \
-    x_axis
+from hpcrail.results.plotting import finish, heatmap, legend_outside, new_figure, pick_elements, series_lines, \
+    suptitle, time_window, title, x_axis
 from hpcrail.results.units import label, to_display
 
 #: at most this many vehicles in the pressure figure by default
@@ -57,7 +57,7 @@ def brake_pressures(ds: xr.Dataset, out_dir=None, *, select: dict | None = None,
         series_lines(ax, sel, n, "vehicle", vs, xv, legend=legend, lw=1.1)
         ax.set_ylabel(label(sel[n].attrs, n) + " (gauge)", fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7, ncol=2, loc="best")
+    legend_outside(axes[0])
     if "brake_command" in sel:
         bc = sel["brake_command"].values
         axes[-1].plot(xv, np.where(bc > 1.0, np.nan, bc), lw=1.0, label="service (fraction of full)")
@@ -66,10 +66,10 @@ def brake_pressures(ds: xr.Dataset, out_dir=None, *, select: dict | None = None,
             axes[-1].plot(xv, em, lw=3.0, color="tab:red", label="emergency")
         axes[-1].set_ylim(-0.05, 1.1)
         axes[-1].set_ylabel("brake command", fontsize=8)
-        axes[-1].legend(fontsize=7, loc="best")
+        legend_outside(axes[-1])
         axes[-1].grid(alpha=0.3)
     axes[-1].set_xlabel(xl)
-    axes[0].set_title(title(ds, "brake-pipe and cylinder pressures"), fontsize=10)
+    suptitle(fig, title(ds, "brake-pipe and cylinder pressures"))
     return [finish(fig, out_dir, "brake_pressures")]
 
 
@@ -93,9 +93,8 @@ def brake_pipe_heatmap(ds: xr.Dataset, out_dir=None, *, x: str = "time", t_max: 
             ax.plot(arr[ok], veh[ok], color="tab:red", lw=1.2, ls="--", label="front arrival")
     for i, v in enumerate(locomotives(sel)):
         ax.axhline(v, color="white", lw=0.8, ls=":", label="locomotive" if i == 0 else None)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper right")
-    ax.set_title(title(ds, "brake-pipe pressure over time and vehicle"), fontsize=10)
+    legend_outside(ax, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2)
+    suptitle(fig, title(ds, "brake-pipe pressure over time and vehicle"))
     return [finish(fig, out_dir, "brake_pipe_heatmap")]
 
 
