@@ -92,7 +92,8 @@ def brake_pipe_heatmap(ds: xr.Dataset, out_dir=None, *, x: str = "time", t_max: 
         if ok.any():
             ax.plot(arr[ok], veh[ok], color="tab:red", lw=1.2, ls="--", label="front arrival")
     for i, v in enumerate(locomotives(sel)):
-        ax.axhline(v, color="white", lw=0.8, ls=":", label="locomotive" if i == 0 else None)
+        # mid grey: seen on the colormap's ends and in the legend (white vanished there)
+        ax.axhline(v, color="0.6", lw=1.0, ls=":", label="locomotive" if i == 0 else None)
     legend_outside(ax, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2)
     suptitle(fig, title(ds, "brake-pipe pressure over time and vehicle"))
     return [finish(fig, out_dir, "brake_pipe_heatmap")]
