@@ -96,6 +96,9 @@ def reduced_job(job, tmp_path):
             a, b = ps[src]
             lv = [a, b] if src in ("uniform", "loguniform") else [a, a + b]
         lv = (lv * 2)[:2]
+        # component files are named relative to the job: the reduced copy lives elsewhere
+        lv = [str((job.parent / v).resolve()) if isinstance(v, str) and v.endswith((".yaml", ".yml")) else v
+              for v in lv]
         params[path] = {"values": lv, **({"name": ps["name"]} if "name" in ps else {})}
     sc, _ = load_scenario(base)
     kind = kinds.of(sc)

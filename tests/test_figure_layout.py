@@ -25,7 +25,8 @@ from hpcrail.results.units import display_units, pretty_units
 #: one small shipped scenario per kind (shapes only: nothing is simulated)
 SCENARIOS = {"ltd": "trains/demo.yaml", "planar_train": "couplers/two_car_loaded.yaml",
              "vertical": "vertical/full_vehicle_track.yaml", "railway_vehicle": "wheelrail/manchester_R500.yaml",
-             "mixed_train": "mixed/short_consist_curve.yaml", "ltd_friction": "friction/startup_6.yaml"}
+             "mixed_train": "mixed/short_consist_curve.yaml", "ltd_friction": "friction/startup_6.yaml",
+             "ltd_pneumatic": "brakes/rack/brake_rack_150.yaml"}
 T = np.linspace(0.0, 20.0, 201)
 _MAG = {"N": 1e5, "m": 1e-2, "rad": 1e-3, "m s-1": 10.0, "m s-2": 0.5, "rad s-2": 0.1, "s": 5.0, "J": 1e6, "W": 1e6,
         "1": 0.3, "kg": 1e3}
@@ -137,7 +138,7 @@ def check_conventions(fig, ds, where: str) -> None:
 
 
 RUN_CASES = [(key, f.name) for key in SCENARIOS for f in kinds.get(
-    "ltd" if key == "ltd_friction" else load_scenario(CONFIGS / SCENARIOS[key])[0].model).run_figures]
+    "ltd" if key.startswith("ltd_") else load_scenario(CONFIGS / SCENARIOS[key])[0].model).run_figures]
 
 
 @pytest.fixture(scope="module")

@@ -130,6 +130,9 @@ class ParameterSpec(Strict):
     name: Optional[str] = Field(None, description="coordinate name in the store (default: from the path)")
     label: Optional[str] = Field(None, min_length=1, max_length=60, description="label in words for tables and "
                                  "plots (default: from the path, e.g. 'wagon mass')")
+    labels: Optional[list[Annotated[str, Field(min_length=1, max_length=40)]]] = Field(
+        None, description="with values: a short name per value for the store's coordinate, tables and plots (default: "
+        "the value itself; a mapping or list value as JSON, a component file by its path)")
 
     @field_validator("values")
     @classmethod
@@ -178,9 +181,27 @@ class ParameterSpec(Strict):
                                        allowed="a standard deviation > 0")
         return self
 
+    @model_validator(mode="after")
+    def _labels(self):
+        if self.labels is not None:
+            if self.values is None:
+                raise ConfigValueError("labels name the values: give values", field="labels", allowed="labels with values")
+            if len(self.labels) != len(self.values) or len(set(self.labels)) != len(self.labels):
+                raise ConfigValueError(f"labels must be {len(self.values)} distinct names (one per value)",
+                                       field="labels", allowed=f"{len(self.values)} distinct names")
+        return self
+
     @property
     def source(self) -> str:
         return next(s for s in SOURCES if getattr(self, s) is not None)
+
+    def coordinate_value(self, value) -> Any:
+        """The coordinate of a value: its label when the spec names it, else the value (JSON for an object)."""
+        if self.labels is not None:
+            for v, lab in zip(self.values, self.labels):
+                if _label(v) == _label(value):
+                    return lab
+        return _label(value)
 
 
 class SeriesOutput(Strict):
@@ -361,7 +382,9 @@ class Expansion:
 
 #: field-name suffix -> CF/udunits units (hpcrail's naming convention: ``slack_mm``, ``mass_t`` ...);
 #: longest suffixes first
-_UNIT_SUFFIXES = [("_kNs_per_m", "kN s m-1"), ("_Ns_per_m", "N s m-1"), ("_MN_per_m", "MN m-1"),
+_UNIT_SUFFIXES = [("_bar_per_s", "bar s-1"), ("_bar_per_min", "bar min-1"), ("_kN_per_mm", "kN mm-1"),
+                  ("_kNs_per_m", "kN s m-1"), ("_Ns_per_m", "N s m-1"), ("_MN_per_m", "MN m-1"), ("_bar", "bar"),
+                  ("_l", "L"), ("_C", "degC"),
                   ("_kN_per_m", "kN m-1"), ("_N_per_m", "N m-1"), ("_permille", "1e-3"), ("_percent", "percent"),
                   ("_per_s", "s-1"), ("_kgm2", "kg m2"), ("_kmh", "km h-1"), ("_mps", "m s-1"), ("_kPa", "kPa"),
                   ("_kW", "kW"), ("_kN", "kN"), ("_Hz", "Hz"), ("_mm", "mm"), ("_km", "km"), ("_kg", "kg"),
@@ -906,7 +929,9 @@ def expand(path: str | Path, cli_set: list[str] | tuple = ()) -> Expansion:
         overrides = {p: _resolve_value(v, spec_file.parent, files, folder) for p, v in zip(paths, vals)}
         if makeups is not None:
             overrides[spec.makeup.path] = makeups[i].entries
-        pt = Point(index=i, values=tuple(_label(v) for v in vals), overrides=overrides, id="")
+        specs = list(spec.parameters.values())
+        coords = tuple(ps.coordinate_value(v) for ps, v in zip(specs, vals)) + tuple(_label(v) for v in vals[len(specs):])
+        pt = Point(index=i, values=coords, overrides=overrides, id="")
         try:
             sc = validate_document(overlay_document(base, overrides, spec_file))
         except ConfigError as exc:

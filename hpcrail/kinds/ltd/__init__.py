@@ -3,12 +3,15 @@
 One coordinate per vehicle, connection laws from the coupler-law table
 (:mod:`hpcrail.kinds.ltd.couplers`: hysteretic draft gears, rigid bars, linear connections,
 dry-friction draft gears, noninertial couplers), traction/dynamic brake per notch, running
-resistance, grade and curvature, empirical air brake; optional hidden-vehicle partition and
-dry-friction layer.  Sources: Bosso et al. 2024 eqs (1)-(7); Oprea 2018; Massa et al. 2012.
+resistance, grade and curvature, empirical or pneumatic air brake (brake pipe as 1-D compressible
+flow, valve table :mod:`hpcrail.kinds.ltd.brakes`), distributed power; optional hidden-vehicle partition
+and dry-friction layer.  Sources: Bosso et al. 2024 eqs (1)-(7); Oprea 2018; Massa et al. 2012.
 
-Package layout: ``schema`` (YAML), ``couplers`` (law table), ``outputs`` (declarations, shape),
-``build`` (scenario → model), ``run`` (run paths, batch hooks, outputs), ``friction_layer``,
-``partitioned``, ``figures``.  Only ``schema``, ``couplers`` and ``outputs`` are imported here.
+Package layout: ``schema`` (YAML), ``couplers`` (law table), ``brakes`` (valve table and brake blocks),
+``outputs`` and ``brake_outputs`` (declarations, shape), ``build`` and ``brake_build`` (scenario → model),
+``run`` (run paths, batch hooks, outputs), ``result`` and ``brake_result``, ``friction_layer``,
+``partitioned``, ``figures`` and ``brake_figures``.  Only ``schema``, ``couplers``, ``brakes`` and the
+output declarations are imported here.
 """
 from __future__ import annotations
 
@@ -21,7 +24,12 @@ def _has_friction_results(ds) -> bool:
     return "relative_velocity" in ds
 
 
+def _has_brake_pipe(ds) -> bool:
+    return "brake_pipe_pressure" in ds
+
+
 _FIG = "hpcrail.kinds.ltd.figures"
+_BFIG = "hpcrail.kinds.ltd.brake_figures"
 #: run figures of the train kinds (the planar train reuses the first three)
 #: the sweep-report figures of the train kinds (ltd, planar_train, mixed_train)
 TRAIN_REPORT_FIGURES = (
@@ -61,6 +69,10 @@ KIND = ModelKind(
     run_figures=TRAIN_FIGURES + (
         Figure("friction", "relative velocities, relative displacements and one connection's force (Oprea 2018 "
                "Figs 3-5)", lazy(f"{_FIG}:friction_figures"), _has_friction_results),
+        Figure("brake_pressures", "brake-pipe and brake-cylinder pressure against time at chosen vehicles "
+               "(pneumatic brake)", lazy(f"{_BFIG}:brake_pressures"), _has_brake_pipe),
+        Figure("brake_pipe_heatmap", "brake-pipe pressure over time x vehicle with the front's arrival (pneumatic "
+               "brake)", lazy(f"{_BFIG}:brake_pipe_heatmap"), _has_brake_pipe),
         Figure("running_safety", "quasi-static running safety of every vehicle: its maxima over their limits "
                "along the train, locomotives and flags marked, the verdict",
                lazy("hpcrail.kinds.ltd.safety_figures:running_safety"),

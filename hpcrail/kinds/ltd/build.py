@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcrail.kinds.ltd.brake_build import (
+    is_pneumatic, matched_shoe_force_N, notch_groups, placeholder_arrays, pneumatic_layout,
+)
 from hpcrail.kinds.ltd.couplers import law_of
 from hpcrail.kinds.ltd.schema import Scenario
 from hpcrail.models.couplers.envelope import envelope_acc0
@@ -191,16 +194,34 @@ def build_ltd(sc: Scenario) -> LTDModel:
     route, rnote = _route_tables(sc)
     notes += rnote
     ab = sc.air_brake
-    B = 4 if ab.enabled else 2
-    n_states = B * N + 1 + (4 if sc.output.energy else 0)
-    shoe = np.array([(v.brake.shoe_force_kN * 1e3 if v.brake else 0.0) for v in vt])
+    groups = notch_groups(sc, vnames)
+    n_groups = groups["n_groups"]
+    pneumatic = is_pneumatic(sc)
+    acc0 = envelope_acc0(N - 1)
+    if pneumatic:
+        from hpcrail.models.ltd.jacobian import N_SLOTS_PLAIN, N_TAIL
+
+        pl = pneumatic_layout(sc, vnames, mass, length, N_SLOTS_PLAIN * N + N_TAIL + n_groups - 1, acc0.size)
+        B = pl.block
+        pn = pl.arrays
+    else:
+        B = 4 if ab.enabled else 2
+        pn = placeholder_arrays()
+    n_states = B * N + n_groups + (4 if sc.output.energy else 0)
+
+    def shoe_N(v):
+        if v.brake is None:
+            return 0.0
+        return v.brake.shoe_force_kN * 1e3 if v.brake.shoe_force_kN is not None else matched_shoe_force_N(sc, v)
+
+    shoe = np.array([shoe_N(v) for v in vt])
     mu0 = np.array([(v.brake.shoe_friction.mu0 if v.brake else 0.0) for v in vt])
     mu_a = np.array([(v.brake.shoe_friction.a_per_kmh * 3.6 if v.brake else 0.0) for v in vt])
     mu_b = np.array([(v.brake.shoe_friction.b_per_kmh * 3.6 if v.brake else 0.0) for v in vt])
     link = np.concatenate([[half[0]], half[:-1] + half[1:]])
     params = LTDParams(
-        n_veh=N, block=B, i_notch=B * N, i_energy=B * N + 1 if sc.output.energy else -1,
-        air_brake=int(ab.enabled), basis=0 if sc.driver.basis == "time" else 1,
+        n_veh=N, block=B, i_notch=B * N, i_energy=B * N + n_groups if sc.output.energy else -1,
+        air_brake=(2 if pneumatic else 1) if ab.enabled else 0, basis=0 if sc.driver.basis == "time" else 1,
         notch_rate=float(notch_rate), notch_tau=float(notch_tau), front_offset=float(half[0]),
         start_front=float(sc.route.start_m),
         ab_c_service=ab.service_propagation_mps, ab_c_emergency=ab.emergency_propagation_mps,
@@ -210,17 +231,20 @@ def build_ltd(sc: Scenario) -> LTDModel:
         mass=mass, inv_mass_eff=1.0 / (mass * (1 + rot)), half_len=half, center_dist=half[:-1] + half[1:], inv_len=1.0 / length,
         link_len=link, r0=r0, r1=r1, r2=r2, rcurve=rcurve, k_stand=k_stand, loco_type=loco_type,
         f_adhesion=f_adh, **tt, **conn, **route, **_schedule(sc), shoe_full=shoe, mu0=mu0, mu_a=mu_a, mu_b=mu_b,
-        no_record=np.zeros((1, 1)),
+        no_record=np.zeros((1, 1)), **groups, **pn,
     )
     y0 = np.zeros(n_states)
     y0[0] = sc.route.start_m - half[0]
     v0 = sc.simulation.initial_speed_kmh * KMH
     y0[1:B * N:B] = v0
-    y0[B * N] = sc.simulation.initial_notch   # the applied notch at t = 0 (i_notch)
+    y0[B * N:B * N + n_groups] = sc.simulation.initial_notch   # the applied notches at t = 0 (i_notch + group)
     atol_scale = np.ones(n_states)
     if sc.output.energy:
-        atol_scale[B * N + 1:] = 1e3
-    acc0 = envelope_acc0(N - 1)
+        atol_scale[B * N + n_groups:] = 1e3
+    if pneumatic:   # the brake block of every vehicle (models/brakes/layout.py)
+        y0[:B * N].reshape(N, B)[:, 2:] = pl.y0_block
+        atol_scale[:B * N].reshape(N, B)[:, 2:] = pl.atol_block
+        acc0 = np.concatenate([acc0, pl.acc])
     return LTDModel(params=params, y0=y0, atol_scale=atol_scale, acc0=acc0, vehicle_types=vnames,
                     vehicle_kinds=[v.kind for v in vt], connection_types=cnames, vehicle_length=length,
-                    notes=notes)
+                    notes=notes, brakes=pl if pneumatic else None)

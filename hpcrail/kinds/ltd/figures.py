@@ -203,8 +203,9 @@ def force_time(ds: xr.Dataset, out_dir=None, *, select: dict | None = None, x: s
         axp.set_ylabel(label(first.attrs, names[0]) + (" (head)" if "vehicle" in first.dims else ""), fontsize=8)
         if len(names) > 1 and names[1] in sel:
             legend_outside(axp)
-        if names[0] == "brake_command":   # a fraction of full service
-            axp.set_ylim(-0.05, 1.05)
+        if names[0] == "brake_command":   # a fraction of full service (an emergency shows above 1)
+            axp.set_ylim(-0.05, max(1.05, float(np.nanmax(to_display(sel[names[0]].values, sel[names[0]].attrs)))
+                                    + 0.05 if np.isfinite(sel[names[0]].values).any() else 1.05))
         if names[0] == "notch":
             integer_ticks(axp, "y")
         axp.grid(alpha=0.3)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcrail.kinds.ltd.brake_outputs import BRAKE_OUTPUTS, BRAKE_SUMMARY
 from hpcrail.kinds.ltd.couplers import LAWS, laws_used, uses_output
 from hpcrail.kinds.ltd.safety import SAFETY_OUTPUTS, SAFETY_SUMMARY
 from hpcrail.results.envelope_check import CHECK_DIM, CHECK_SUMMARY, check_outputs  # noqa: F401 (CHECK_DIM re-exported)
@@ -115,8 +116,9 @@ LTD_SERIES = (
     Output("resistance_force", _VS, "N", "running resistance", "Running and curving resistance on the vehicle "
            "(Bosso et al. 2024 eq 6).", "series", **IN_KN),
     Output("grade_force", _VS, "N", "grade force", "Grade force on the vehicle (- uphill).", "series", **IN_KN),
-    Output("brake_cylinder_pressure", _VS, "Pa", "brake-cylinder pressure", "Brake-cylinder pressure.", "series",
-           display_units="kPa", display_scale=1e-3, when=lambda sc: sc.air_brake.enabled,
+    Output("brake_cylinder_pressure", _VS, "Pa", "brake-cylinder pressure", "Brake-cylinder gauge pressure (the "
+           "pneumatic brake: of the cylinder, or for a locomotive the larger of it and its independent brake).",
+           "series", display_units="bar", display_scale=1e-5, when=lambda sc: sc.air_brake.enabled,
            when_text="air_brake.enabled"),
     Output("notch", ("time",), "1", "applied notch", "Applied notch (+ traction, - dynamic brake), after the rate "
            "limit.", "series"),
@@ -194,11 +196,13 @@ def envelope_checked(sc) -> bool:
 LTD_CHECK = check_outputs(envelope_checked, "output.envelope_check.enabled and no dry-friction draft gear")
 
 LTD_OUTPUTS = (LTD_SERIES + COUPLER_ENVELOPES + TRAIN_METRICS + TRAIN_SCALARS + LTD_ENERGY + COUPLER_NEWTON
-               + LTD_FRICTION + SAFETY_OUTPUTS + LTD_CHECK)
+               + LTD_FRICTION + SAFETY_OUTPUTS + BRAKE_OUTPUTS + LTD_CHECK)
 #: every series of the LTD kind (a run's samples are subset to the requested times by these names)
 SERIES_NAMES = tuple(o.name for o in LTD_OUTPUTS if o.role == "series")
-#: what ``hpcrail run`` prints: the benchmark metrics, then the quasi-static running safety of the consist
-SUMMARY = tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + SAFETY_SUMMARY + CHECK_SUMMARY
+#: what ``hpcrail run`` prints: the benchmark metrics, the quasi-static running safety of the consist, the
+#: pneumatic brake's metrics, the checked envelope peaks
+SUMMARY = (tuple(o.name for o in TRAIN_METRICS) + ("reference_coupler",) + SAFETY_SUMMARY + BRAKE_SUMMARY
+           + CHECK_SUMMARY)
 
 
 #: attributes of the ``vehicle_kind`` coordinate (locomotive positions for figures and analysis)

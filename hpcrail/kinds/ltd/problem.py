@@ -21,11 +21,15 @@ def outputs_argtypes(p) -> tuple:
 
 def ltd_problem(sc):
     """``(model, Problem)`` of an LTD scenario, with its sparse Jacobian pattern and per-state relative
-    tolerance factors for the implicit methods."""
+    tolerance factors for the implicit methods.  The pneumatic brake's pattern is ordered by the
+    integrators (``auto``: reverse Cuthill-McKee when narrower): without the brake force's dependence on the
+    cylinder (block-triangular system, :mod:`hpcrail.models.brakes.layout`) the motion and the brake states
+    are separate chains, each a narrow band, where the vehicle-major order would give a band of the block size."""
     model = build_ltd(sc)
     n = model.y0.size
     rows, cols, border = ltd_jacobian_pattern(model.params, n)
-    pattern = JacobianPattern.sparse(n, rows, cols, border=border, ordering="natural")
+    pattern = JacobianPattern.sparse(n, rows, cols, border=border,
+                                     ordering="auto" if model.params.air_brake == 2 else "natural")
     k = ltd_kernels(model.params)
     prob = Problem(k.rhs, k.observe, model.params, model.y0, t0=0.0, atol_scale=model.atol_scale,
                    acc0=model.acc0, jac=k.jac, jac_pattern=pattern, rtol_scale=ltd_rtol_scale(model.params, n),
@@ -45,14 +49,24 @@ CAPABILITIES = Capabilities(threads=True, mpi=True, distributed=True)
 
 def backend(sc, threads: int | None = None) -> Backend:
     """How an LTD scenario runs (:func:`hpcrail.partition.backend.choose`): ``auto`` stays monolithic for
-    consists with laws the blocks do not evaluate."""
+    consists with laws the blocks do not evaluate, with the pneumatic brake or with remote locomotives (the
+    blocks do not evaluate them yet: the brake states are laid out for them, a follow-up); a multirate method
+    walks its blocks on one core."""
     from hpcrail.config.integrator import method_spec
+    from hpcrail.kinds.ltd.brakes import is_pneumatic
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
 
     if method_spec(sc.integrator.method).multirate:
         return Backend("off", "serial", "a multirate integrator walks its blocks on one core")
+    why = []
+    if sc.partition.backend == "auto":
+        why = list(unpartitionable_laws(sc))
+        if is_pneumatic(sc):
+            why.append("the pneumatic brake")
+        if any(e.remote is not None for e in sc.consist):
+            why.append("remote locomotives")
     return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method, threads=threads,
-                  unpartitionable=unpartitionable_laws(sc) if sc.partition.backend == "auto" else ())
+                  unpartitionable=why)
 
 
 def choose_backend(sc, threads: int | None = None) -> str:

@@ -101,8 +101,14 @@ def ltd_result(sc, model: LTDModel, sol) -> RunResult:
         "notch_command": ncmd,
         "brake_command": bcmd,
     }
-    if p.air_brake:
+    brake_warnings = []
+    if p.air_brake == 1:
         values["brake_cylinder_pressure"] = Y[:, 3:B * N:B] * sc.air_brake.full_service_pressure_kPa * 1e3
+    elif p.air_brake == 2:
+        from hpcrail.kinds.ltd.brake_result import brake_values
+
+        bv, brake_warnings = brake_values(sc, model, sol, t, Y)
+        values.update(bv)
     acc = sol.acc
     fmax, fmin, emax, emin = coupler_envelopes(acc, M)
     values.update(coupler_envelope_values(fmax, fmin, emax, emin))
@@ -134,7 +140,7 @@ def ltd_result(sc, model: LTDModel, sol) -> RunResult:
         values.update({"traction_work": float(w[0]), "resistance_work": float(w[1]), "brake_work": float(w[2]),
                        "coupler_work": float(w[3]), "kinetic_energy_change": dke, "potential_energy_change": dpe,
                        "energy_balance_residual": float(w[0] - w[1] - w[2] - w[3] - dke - dpe)})
-    warnings = list(model.notes)
+    warnings = list(model.notes) + brake_warnings
     if acc[ACC_OFFROUTE] > 0:
         warnings.append("the front of the train ran beyond the end of the route: the last section's grade "
                         "and curvature were extended")

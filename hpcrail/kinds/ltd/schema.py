@@ -22,6 +22,7 @@ from hpcrail.config.base import (
 from hpcrail.config.envelope_check import EnvelopeCheck
 from hpcrail.config.errors import ConfigIssue, ConfigValueError, issue_collector
 from hpcrail.config.integrator import Integrator, steps_issue
+from hpcrail.kinds.ltd.brakes import PneumaticEquipment, PneumaticSystem
 from hpcrail.kinds.ltd.couplers import ConnectionType, NoninertialConnection, strictly_increasing
 from hpcrail.kinds.ltd.safety_schema import RunningGear, RunningSafety, VehicleGeometry
 
@@ -53,11 +54,23 @@ class ShoeFriction(Strict):
 
 
 class BrakeEquipment(Strict):
-    """Air-brake equipment of one vehicle (empirical model, MODELS.md §1)."""
+    """Air-brake equipment of one vehicle: the shoe force of the empirical model (MODELS.md §1) and/or the
+    equipment of the pneumatic brake (:mod:`hpcrail.kinds.ltd.brakes`); the block friction μ(V) serves both.
+    Without ``shoe_force_kN`` the empirical model uses the pneumatic equipment's block force at its
+    full-service cylinder pressure (the two models matched)."""
 
-    shoe_force_kN: float = Field(..., ge=0, le=2000, description="total shoe normal force at full-service cylinder "
-                                 "pressure")
+    shoe_force_kN: Optional[float] = Field(None, ge=0, le=2000, description="total shoe normal force at "
+                                           "full-service cylinder pressure (empirical model)")
     shoe_friction: ShoeFriction = ShoeFriction()
+    pneumatic: Optional[PneumaticEquipment] = Field(None, description="valve, reservoirs, cylinder, rigging "
+                                                    "(pneumatic model)")
+
+    @model_validator(mode="after")
+    def _one(self):
+        if self.shoe_force_kN is None and self.pneumatic is None:
+            raise ConfigValueError("give shoe_force_kN (empirical brake) or a pneumatic block (or both)",
+                                   field="shoe_force_kN", allowed="a shoe force in kN, or brake.pneumatic")
+        return self
 
 
 #: largest force of a traction or dynamic-brake curve [kN] (the strongest single units give ~1 MN)
@@ -192,6 +205,21 @@ class VehicleType(Strict):
 # ------------------------------------------------------------------------------------------------
 # consist, route, driver, air brake, numerics
 # ------------------------------------------------------------------------------------------------
+class RemoteLocomotive(Strict):
+    """A remote locomotive consist of distributed power: its locomotives follow the lead's traction and
+    dynamic-brake commands, and its driver's brake valve the lead's air-brake commands, after the radio
+    delay (each remote its own; default ``distributed_power.radio_delay_s``)."""
+
+    radio_delay_s: Optional[float] = Field(None, ge=0, le=60, description="this remote's radio delay (default: "
+                                           "distributed_power.radio_delay_s)")
+
+
+class DistributedPower(Strict):
+    """Distributed power: consist entries marked ``remote`` head remote locomotive consists."""
+
+    radio_delay_s: float = Field(1.0, ge=0, le=60, description="radio delay of every remote without its own")
+
+
 class ConsistEntry(Strict):
     """``count`` vehicles of ``type``; ``pairs`` joins them two by two with that connection type
     (wagon pairs on drawbars), ``internal`` joins all of them with one type."""
@@ -200,6 +228,8 @@ class ConsistEntry(Strict):
     count: int = Field(1, ge=1, le=MAX_VEHICLES)
     pairs: Optional[str] = None
     internal: Optional[str] = None
+    remote: Optional[RemoteLocomotive] = Field(None, description="distributed power: the entry's first vehicle "
+                                               "(a locomotive) heads a remote consist")
 
     @model_validator(mode="after")
     def _one(self):
@@ -281,6 +311,8 @@ class Command(Strict):
     traction_notch: Optional[float] = Field(None, ge=0, le=100)
     dynbrake_notch: Optional[float] = Field(None, ge=0, le=100)
     brake: Optional[float | Literal["emergency"]] = None
+    independent_brake: Optional[float] = Field(None, ge=0, le=1, description="locomotives' independent brake, "
+                                               "fraction of its maximum (pneumatic brake)")
 
     @model_validator(mode="after")
     def _check(self):
@@ -333,12 +365,16 @@ class Driver(Strict):
 
 
 class AirBrake(Strict):
-    """Empirical air brake (the Wu et al. 2021 family cited by Bosso et al. 2024): the brake-pipe signal
-    propagates from the lead vehicle at the propagation speed (modelled as a chain of first-order
+    """Air brake.  ``model: empirical`` (the Wu et al. 2021 family cited by Bosso et al. 2024): the brake-pipe
+    signal propagates from the lead vehicle at the propagation speed (modelled as a chain of first-order
     lags, one per vehicle, whose delays add up to distance/speed), cylinders fill with a first-order
-    lag, shoes produce μ(V)·N."""
+    lag, shoes produce μ(V)·N.  ``model: pneumatic``: the brake pipe as 1-D compressible flow, the valves,
+    reservoirs and cylinders of every vehicle, driver's brake valves, EOT and ECP
+    (:mod:`hpcrail.kinds.ltd.brakes`; the fields below ``model`` are the empirical model's)."""
 
     enabled: bool = False
+    model: Literal["empirical", "pneumatic"] = "empirical"
+    pneumatic: PneumaticSystem = PneumaticSystem()
     service_propagation_mps: float = Field(200.0, gt=0, le=1000)
     emergency_propagation_mps: float = Field(280.0, gt=0, le=1000)
     release_propagation_mps: float = Field(150.0, gt=0, le=1000)
@@ -460,6 +496,7 @@ class Scenario(Strict):
     route: Route
     driver: Driver
     air_brake: AirBrake = AirBrake()
+    distributed_power: DistributedPower = DistributedPower()
     simulation: Simulation
     integrator: Integrator = Integrator(step_s=0.003)
     output: Output = Output()
@@ -558,6 +595,10 @@ def check_scenario(sc: Scenario, doc) -> list[ConfigIssue]:
             if abs(n0) > top:
                 add(("simulation", "initial_notch"), f"notch beyond the notches of locomotive type {t!r}", n0,
                     f"-{len(tr.curves.dynamic_brake_kN)}..{len(tr.curves.traction_kN)}")
+    from hpcrail.kinds.ltd.brakes import empirical_issues, pneumatic_issues
+
+    pneumatic_issues(sc, add)
+    empirical_issues(sc, add)
     from hpcrail.partition.layout import partition_issues
 
     for loc, msg, value, allowed in partition_issues(sc.partition, n_veh):

@@ -284,6 +284,12 @@ def check_mixed_train(sc: MixedTrainScenario, doc) -> list[ConfigIssue]:
     issues, add = issue_collector(doc)
     base = [e.type for e in sc.consist for _ in range(e.count)]
     n = len(base)
+    if sc.air_brake.enabled and sc.air_brake.model == "pneumatic":
+        add(("air_brake", "model"), "mixed trains run the empirical air brake only", "pneumatic", "empirical")
+    for i, e in enumerate(sc.consist):
+        if e.remote is not None:
+            add(("consist", i, "remote"), "mixed trains do not model distributed power (one notch for every "
+                "locomotive)", "remote", "no remote entries")
     seen = set()
     ref = None
     for d, dv in enumerate(sc.detailed):

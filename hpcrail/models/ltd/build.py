@@ -2,7 +2,7 @@
 (:class:`LTDModel`) and the state and accumulator layouts.  The scenario → model translation is
 :func:`hpcrail.kinds.ltd.build.build_ltd`.
 
-State layout (n = B·N + 1 [+ 4]), vehicle-major so that a train's Jacobian is block-tridiagonal
+State layout (n = B·N + G [+ 4], G notch groups), vehicle-major so that a train's Jacobian is block-tridiagonal
 and a block of vehicles owns a contiguous slice:
 
 * ``y[B*j + 0]``: for j = 0 the position s_1 of the lead vehicle's centre along the route [m];
@@ -10,10 +10,13 @@ and a block of vehicles owns a contiguous slice:
   1-based) relative to its free length [m] (+ draft).  Relative coordinates keep millimetre
   deflections resolvable next to positions of tens of km (PERFORMANCE_NOTES).
 * ``y[B*j + 1]``: speed v_{j+1} [m/s].
-* with the air brake (B = 4): ``y[B*j + 2]`` brake-pipe signal (brake demand reaching the vehicle,
-  fraction of full service) and ``y[B*j + 3]`` brake-cylinder pressure (fraction of full service).
-* ``y[B*N]``: applied notch (+ traction, − dynamic brake), common to all locomotives (synchronous
-  distributed power); it follows the driver's command with the slowest locomotive's rate limit.
+* with the empirical air brake (``air_brake == 1``, B = 4): ``y[B*j + 2]`` brake-pipe signal (brake demand
+  reaching the vehicle, fraction of full service) and ``y[B*j + 3]`` brake-cylinder pressure (fraction of
+  full service); with the pneumatic brake (``air_brake == 2``) the brake block of
+  :mod:`hpcrail.models.brakes.layout` (pipe cells and faces, reservoirs, cylinder, valve states).
+* ``y[B*N + g]``, g < ``n_groups``: applied notch (+ traction, − dynamic brake) of locomotive group g; one
+  group (synchronous distributed power) unless the consist has remote locomotives, each following the
+  driver's command after its radio delay; it follows the command with the slowest locomotive's rate limit.
 * if ``output.energy``: four work integrals [J] — traction/dynamic brake, running resistance,
   air brake, coupler work Σ∫F_k ė_k.
 """
@@ -99,6 +102,19 @@ class LTDParams(NamedTuple):
     ni_cp: np.ndarray           # [C, 16] noninertial coupler parameters per type (couplers.ltd_noninertial)
     ni_conn: np.ndarray         # [N-1, 9] geometry, warm start (scratch) and force (scratch) per connection
     ni_work: np.ndarray         # [8, 72] solver scratch; row 7: Newton statistics (couplers.kinematics.NS_*)
+    # ---- distributed power: one applied notch per locomotive group (lead consist, each remote) ----
+    n_groups: int               # notch states B·N .. B·N + n_groups − 1 (1: every locomotive shares one notch)
+    notch_group: np.ndarray     # [N] int64 group of each vehicle's notch (0 for wagons and the lead consist)
+    group_delay: np.ndarray     # [G] radio delay of each group [s] (group 0: 0)
+    # ---- pneumatic brake (air_brake == 2), layout in hpcrail.models.brakes.layout; placeholders otherwise ----
+    pn_s: np.ndarray            # [N_S] scalars (S_*)
+    pn_v: np.ndarray            # [N, N_V] per vehicle: pipe, valve branch, Jacobian slots, driver's brake valve
+    pn_vp: np.ndarray           # [N, N_VP] valve parameters (VP_*)
+    pn_cp: np.ndarray           # [N, N_CP] cylinder (CP_*)
+    pn_dp: np.ndarray           # [N, N_DP] driver's brake valve and independent brake (DP_*)
+    pn_rtv: np.ndarray          # [N, nl] R·T/V of each brake state holding air (0 for the others)
+    pn_smap: np.ndarray         # [M, nl, nl + 2] int64 Jacobian slot of (local row, local column) per pattern
+    pn_sched: np.ndarray        # [S, 3] service fraction, emergency flag, independent fraction per command
 
 
 
@@ -115,6 +131,7 @@ class LTDModel:
     connection_types: list[str]
     vehicle_length: np.ndarray
     notes: list[str]
+    brakes: object = None       #: the pneumatic brake's layout (kinds.ltd.brake_build.PneumaticLayout) or None
 
     @property
     def n_vehicles(self) -> int:

@@ -27,7 +27,12 @@ slot  entry (row, column)          meaning
 
 tail: (notch, notch), (notch, s_1) (distance-based schedule), then four unused slots (the work
 integrals: their rows depend on the whole train but no state depends on them; they are left out of
-the pattern entirely, see :func:`ltd_jacobian_pattern`).
+the pattern entirely, see :func:`ltd_jacobian_pattern`), then (notch_g, notch_g) of the remote
+locomotive groups g ≥ 1 (distributed power).  Slot 7 of a locomotive is (v_j, notch of its group).
+
+With the pneumatic brake (``air_brake == 2``) the vehicles have the 8 plain slots and the brake rows
+follow the tail (:mod:`hpcrail.models.brakes.layout`); the brake force's dependence on the cylinder
+state is left out (the brake states do not depend on the motion: block-triangular system).
 
 Connections: the table laws' derivatives come from :func:`~hpcrail.models.couplers.hysteretic.connection_force_jac`,
 the noninertial couplers' from :func:`~hpcrail.models.couplers.ltd_noninertial.ltd_noninertial_force_jac`
@@ -66,14 +71,19 @@ def ltd_rtol_scale(p, n_states: int) -> np.ndarray:
 
 
 def slots_per_vehicle(p) -> int:
-    return N_SLOTS_AIR if p.air_brake else N_SLOTS_PLAIN
+    return N_SLOTS_AIR if p.air_brake == 1 else N_SLOTS_PLAIN
+
+
+def tail_size(p) -> int:
+    """Slots of the global rows after the vehicles' (:data:`N_TAIL` plus one per remote notch group)."""
+    return N_TAIL + p.n_groups - 1
 
 
 def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(rows, cols, border)`` of the LTD Jacobian for parameters ``p`` (:class:`LTDParams`).
 
-    ``rows``/``cols``: int64[S·N + 6] (−1 for slots that do not exist for a vehicle);
-    ``border``: int64[1], the applied-notch state.  The work-integral rows have no entries:
+    ``rows``/``cols``: int64[S·N + 6 + G − 1 (+ the brake rows)] (−1 for slots that do not exist for a
+    vehicle); ``border``: int64[G], the applied-notch states.  The work-integral rows have no entries:
     nothing depends on those states, so a Newton iteration converges without them (they lag one
     iteration behind the train states).  Their rows must not be declared at all, not even their
     (zero) diagonal: those rows depend on every state, so finite differences over structurally
@@ -83,8 +93,8 @@ def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.n
     """
     N, B = p.n_veh, p.block
     S = slots_per_vehicle(p)
-    rows = -np.ones(S * N + N_TAIL, np.int64)
-    cols = -np.ones(S * N + N_TAIL, np.int64)
+    rows = -np.ones(S * N + tail_size(p), np.int64)
+    cols = -np.ones(S * N + tail_size(p), np.int64)
     inotch = p.i_notch
     for j in range(N):
         b = B * j
@@ -106,8 +116,8 @@ def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.n
             put(5, b + 1, b + B)
             put(6, b + 1, b + B + 1)
         if p.loco_type[j] >= 0:
-            put(7, b + 1, inotch)
-        if p.air_brake:
+            put(7, b + 1, inotch + p.notch_group[j])
+        if p.air_brake == 1:
             put(8, b + 1, b + 3)
             put(9, b + 2, b + 2)
             if j > 0:
@@ -119,8 +129,16 @@ def ltd_jacobian_pattern(p, n_states: int) -> tuple[np.ndarray, np.ndarray, np.n
     if p.basis == 1:
         rows[k + 1], cols[k + 1] = inotch, 0
     # slots k + 2 .. k + 5 (the work integrals) stay −1: see the docstring
-    assert n_states == B * N + 1 + (4 if p.i_energy >= 0 else 0)
-    return rows, cols, np.array([inotch], np.int64)
+    for g in range(1, p.n_groups):
+        rows[k + N_TAIL + g - 1], cols[k + N_TAIL + g - 1] = inotch + g, inotch + g
+    assert n_states == B * N + p.n_groups + (4 if p.i_energy >= 0 else 0)
+    border = inotch + np.arange(p.n_groups, dtype=np.int64)
+    if p.air_brake == 2:
+        from hpcrail.models.brakes.layout import brake_jacobian_pattern
+
+        br, bc = brake_jacobian_pattern(p)
+        rows, cols = np.concatenate([rows, br]), np.concatenate([cols, bc])
+    return rows, cols, border
 
 
 # ================================================================================================
@@ -131,7 +149,9 @@ from numba import njit, uint64  # noqa: E402
 from hpcrail._numba import JIT, JIT_NRT_FREE  # noqa: E402
 from hpcrail.models.couplers.hysteretic import connection_force_jac  # noqa: E402
 from hpcrail.models.couplers.ltd_noninertial import ltd_noninertial_force_jac  # noqa: E402
+from hpcrail.models.brakes.kernel import block_force, brake_jac_range  # noqa: E402
 from hpcrail.models.ltd.kernel import route_means, schedule_index  # noqa: E402
+from hpcrail.models.schedule import last_le  # noqa: E402
 
 
 @njit(**JIT_NRT_FREE)
@@ -245,8 +265,20 @@ def _jac(t, y, p, vals, noninertial_jac):
         vals[k] = 0.0
     ic = schedule_index(p, t, y)
     cmd_brake = p.sched_brake[ic]
-    _jac_range(t, y, p, vals, 0, N, y[0], y[p.i_notch], cmd_brake, noninertial_jac)
+    _jac_range(t, y, p, vals, 0, N, y[0], y[p.i_notch], cmd_brake, noninertial_jac, False)
     ltd_jac_tail(t, y, p, vals)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_jac_pneumatic(t, y, p, vals):
+    """Analytic Jacobian of ``kernel.ltd_rhs_pneumatic``: the vehicles' slots (the brake force from the
+    cylinder states, its speed dependence μ'(V) included), the global rows, then the brake rows
+    (:func:`hpcrail.models.brakes.kernel.brake_jac_range`)."""
+    N = p.n_veh
+    ic = schedule_index(p, t, y)
+    _jac_range(t, y, p, vals, 0, N, y[0], y[p.i_notch], p.sched_brake[ic], _no_noninertial_jac, True)
+    ltd_jac_tail(t, y, p, vals)
+    brake_jac_range(t, y, p, vals, 0, N)
 
 
 @njit(**JIT_NRT_FREE)
@@ -259,22 +291,23 @@ def ltd_jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake):
     ``y`` (as ``kernel._eval_range``), so that blocks of hidden vehicles fill their own rows (the
     distributed-state runs of :mod:`hpcrail.partition.ltd`); :func:`ltd_jac` is one range over the
     whole train.  ``vals`` float64[S·N + 6] written in place; ``t`` [s], ``y`` float64[n]."""
-    _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, _noninertial_jac)
+    _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, _noninertial_jac, False)
 
 
 @njit(inline="always", **JIT)
-def _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, noninertial_jac):
-    """:func:`ltd_jac_range` with the noninertial connection's derivative function as an argument."""
+def _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, noninertial_jac, pn):
+    """:func:`ltd_jac_range` with the noninertial connection's derivative function as an argument;
+    ``pn``: the brake force of the pneumatic brake (a constant)."""
     N = p.n_veh
     B = p.block
-    S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
+    S = N_SLOTS_AIR if p.air_brake == 1 else N_SLOTS_PLAIN
     k_end = S * j1 + 2 if j1 < N else S * N
     for k in range(S * j0, k_end):
         vals[k] = 0.0
     if j1 < N:
         vals[S * j1] = 1.0
         vals[S * j1 + 1] = -1.0
-    air = p.air_brake != 0
+    air = p.air_brake == 1
     one = uint64(1)
     Nu = uint64(N)
     Bu = uint64(B)
@@ -322,11 +355,19 @@ def _jac_range(t, y, p, vals, j0, j1, s, notch, cmd_brake, noninertial_jac):
         dtr_dv = 0.0
         dtr_dn = 0.0
         if p.loco_type[j] >= 0:
-            f_tr, dtr_dv, dtr_dn = tractive_force_jac(p, j, v, notch)
+            grp = p.notch_group[j]
+            f_tr, dtr_dv, dtr_dn = tractive_force_jac(p, j, v, notch if grp == 0 else y[p.i_notch + grp])
         f_brk = 0.0
         dbrk_dv = 0.0
         dbrk_dp = 0.0
-        if air:
+        if pn:
+            fn = block_force(y, p, j)
+            if fn > 0.0:
+                sp = abs(v)
+                den = 1.0 + p.mu_b[j] * sp
+                f_brk = p.mu0[j] * (1.0 + p.mu_a[j] * sp) / den * fn
+                dbrk_dv = p.mu0[j] * (p.mu_a[j] - p.mu_b[j]) / (den * den) * fn * (1.0 if v >= 0.0 else -1.0)
+        elif air:
             b = y[base + uint64(2)]
             pc = y[base + uint64(3)]
             if upstream > b:
@@ -393,14 +434,18 @@ def ltd_jac_tail(t, y, p, vals):
     """The slots of the global rows (applied notch) after the vehicles' slots of :func:`ltd_jac`
     (``vals`` float64[S·N + 6], written in place; zeroed first: a slot the clamp leaves out must not keep
     the previous Jacobian's value)."""
-    S = N_SLOTS_AIR if p.air_brake != 0 else N_SLOTS_PLAIN
-    for k in range(S * p.n_veh, vals.size):
+    S = N_SLOTS_AIR if p.air_brake == 1 else N_SLOTS_PLAIN
+    kt = S * p.n_veh
+    for k in range(kt, kt + N_TAIL + p.n_groups - 1):
         vals[k] = 0.0
     ic = schedule_index(p, t, y)
     cmd_notch = p.sched_notch[ic]
     notch = y[p.i_notch]
     # applied notch: ṅ = clamp((cmd − n)/τ, ±rate)
-    kt = S * p.n_veh
     dn = (cmd_notch - notch) / p.notch_tau
     if -p.notch_rate <= dn <= p.notch_rate:
         vals[kt] = -1.0 / p.notch_tau
+    for g in range(1, p.n_groups):   # remote groups: the command after their radio delay
+        dg = (p.sched_notch[last_le(p.sched_x, t - p.group_delay[g])] - y[p.i_notch + g]) / p.notch_tau
+        if -p.notch_rate <= dg <= p.notch_rate:
+            vals[kt + N_TAIL + g - 1] = -1.0 / p.notch_tau

@@ -10,7 +10,8 @@ m_j dv_j/dt = F_TDB,j − F_res,j + F_c,j−1 − F_c,j − F_air,j            (
   below breakaway (no creep backwards) and above it lets the vehicle start.  It is continuous.
 * F_TDB: locomotive traction / dynamic-brake tables per notch, notch interpolated while it ramps,
   optional power and adhesion limits.
-* F_air: empirical air brake (brake-pipe signal chain, cylinder lag, μ(V) shoe friction).
+* F_air: empirical air brake (brake-pipe signal chain, cylinder lag, μ(V) shoe friction), or the
+  pneumatic brake (:mod:`hpcrail.models.brakes.kernel`: μ(V) times the block force of the cylinder state).
 
 State layout: see :mod:`hpcrail.models.ltd.build`.  All kernels read parameters from runtime arrays.
 """
@@ -22,9 +23,11 @@ import numpy as np
 from numba import njit, uint64
 
 from hpcrail._numba import JIT, JIT_NRT_FREE
+from hpcrail.models.brakes.kernel import block_force, brake_eval_range, brake_observe
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE, envelope_fold, envelope_update
 from hpcrail.models.couplers.hysteretic import connection_force
 from hpcrail.models.couplers.ltd_noninertial import NC_F, ltd_noninertial_force
+from hpcrail.models.schedule import last_le
 
 # rows of the per-sample record written by ltd_eval when record=True
 REC_POSITION, REC_COUPLER_FORCE, REC_DEFLECTION, REC_TRACTION, REC_BRAKE, REC_RESISTANCE, REC_GRADE, \
@@ -118,16 +121,7 @@ def tractive_force(p, j, v, notch):
 def schedule_index(p, t, y):
     """Index of the driver command in force (time basis: t; distance basis: front travel)."""
     x = t if p.basis == 0 else y[0] + p.front_offset - p.start_front
-    xs = p.sched_x
-    lo = 0
-    hi = xs.size - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if xs[mid] <= x:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return last_le(p.sched_x, x)
 
 
 @njit(**JIT_NRT_FREE)
@@ -157,8 +151,9 @@ def _noninertial_forces(t, y, p):
 def driver_command(t, y, p, dydt):
     """Driver command in force and the applied-notch rate (written to ``dydt[p.i_notch]``).
 
-    Returns ``(applied notch, commanded notch, commanded brake demand)``.  Global: every vehicle
-    range of a partitioned evaluation uses the same values."""
+    Returns ``(applied notch, commanded notch, commanded brake demand)`` of the lead group.  Global: every
+    vehicle range of a partitioned evaluation uses the same values.  Remote locomotive groups (distributed
+    power, ``p.n_groups > 1``) follow the command after their radio delay (time-based schedules)."""
     ic = schedule_index(p, t, y)
     cmd_notch = p.sched_notch[ic]
     cmd_brake = p.sched_brake[ic]
@@ -169,11 +164,19 @@ def driver_command(t, y, p, dydt):
     elif dn < -p.notch_rate:
         dn = -p.notch_rate
     dydt[p.i_notch] = dn
+    for g in range(1, p.n_groups):
+        icg = last_le(p.sched_x, t - p.group_delay[g])
+        dg = (p.sched_notch[icg] - y[p.i_notch + g]) / p.notch_tau
+        if dg > p.notch_rate:
+            dg = p.notch_rate
+        elif dg < -p.notch_rate:
+            dg = -p.notch_rate
+        dydt[p.i_notch + g] = dg
     return notch, cmd_notch, cmd_brake
 
 
 @njit(inline="always", **JIT)
-def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
+def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni, pn):
     """Evaluate the LTD right-hand side of vehicles ``j0 <= j < j1`` (0-based, head first).
 
     The only physics of the LTD model: the monolithic right-hand side calls it once for the whole
@@ -192,11 +195,14 @@ def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
     Returns the range's contributions to the four power integrals (traction, running resistance,
     air brake, coupler) [W].  ``ni``: the train has noninertial couplers, whose forces were solved
     before (:func:`_noninertial_forces`, ``p.ni_conn``); a constant, so each case compiles its own loop.
+    ``pn``: the brake force comes from the pneumatic brake's cylinder states (a constant too; the brake
+    states' own derivatives are :func:`hpcrail.models.brakes.kernel.brake_eval_range`'s).  ``notch`` is
+    the lead group's applied notch; remote groups' notches are read from ``y``.
     Source: Bosso et al. 2024 eqs (1)-(7).
     """
     N = p.n_veh
     B = p.block
-    air = p.air_brake != 0
+    air = p.air_brake == 1
     energy = p.i_energy >= 0
     s0 = p.route_s0
     inv_ds = p.route_inv_ds
@@ -245,9 +251,15 @@ def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
         f_grade = p.mass[j] * 9.81 * slope
         f_tr = 0.0
         if p.loco_type[j] >= 0:
-            f_tr = tractive_force(p, j, v, notch)
+            grp = p.notch_group[j]
+            f_tr = tractive_force(p, j, v, notch if grp == 0 else y[p.i_notch + grp])
         f_brk = 0.0
-        if air:
+        if pn:
+            fn = block_force(y, p, j)
+            if fn > 0.0:
+                sp = abs(v)
+                f_brk = p.mu0[j] * (1.0 + p.mu_a[j] * sp) / (1.0 + p.mu_b[j] * sp) * fn
+        elif air:
             b = y[base + uint64(2)]
             pc = y[base + uint64(3)]
             if upstream > b:
@@ -300,12 +312,19 @@ def _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, ni):
 def ltd_eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
     """:func:`_eval_range` for trains whose connections are all table laws (what the partitioned
     backends evaluate per block; see there for arguments and returns)."""
-    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, False)
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, False, False)
 
 
 @njit(**JIT_NRT_FREE)
 def _ltd_eval_range_ni(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
-    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, True)
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, True, False)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval_range_pneumatic(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake):
+    """:func:`_eval_range` of a train with the pneumatic brake (table-law connections): the vehicles'
+    motion; the brake states are :func:`hpcrail.models.brakes.kernel.brake_eval_range`'s."""
+    return _eval_range(t, y, p, dydt, rec, record, j0, j1, s, notch, cmd_brake, False, True)
 
 
 @njit(inline="always", **JIT)
@@ -347,6 +366,23 @@ def ltd_eval(t, y, p, dydt, rec, record):
     _noninertial_forces(t, y, p)
     w_t, w_r, w_b, w_c = _ltd_eval_range_ni(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
     _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_eval_pneumatic(t, y, p, dydt, rec, record):
+    """:func:`ltd_eval` of a train with the pneumatic brake (``p.air_brake == 2``): the vehicles' motion
+    with the block forces of the cylinder states, then every brake state (brake pipe, valves, driver's
+    brake valves; :mod:`hpcrail.models.brakes.kernel`)."""
+    notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
+    w_t, w_r, w_b, w_c = ltd_eval_range_pneumatic(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    brake_eval_range(t, y, p, dydt, 0, p.n_veh)
+    _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake)
+
+
+@njit(**JIT_NRT_FREE)
+def ltd_rhs_pneumatic(t, y, p, dydt):
+    """:func:`ltd_rhs` of a train with the pneumatic brake (:func:`ltd_eval_pneumatic`)."""
+    ltd_eval_pneumatic(t, y, p, dydt, p.no_record, False)
 
 
 @njit(**JIT_NRT_FREE)
@@ -453,6 +489,14 @@ def ltd_observe_tables(t, y, p, acc):
     _observe(t, y, p, acc, _no_noninertial)
 
 
+@njit(**JIT_NRT_FREE)
+def ltd_observe_pneumatic(t, y, p, acc):
+    """:func:`ltd_observe_tables` plus the brake metrics of the pneumatic brake
+    (:func:`hpcrail.models.brakes.kernel.brake_observe`)."""
+    _observe(t, y, p, acc, _no_noninertial)
+    brake_observe(t, y, p, acc)
+
+
 @njit(inline="always", **JIT)
 def _outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd, evaluate):
     n = Y.shape[1]
@@ -484,3 +528,9 @@ def ltd_outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd):
 def ltd_outputs_tables(t, Y, p, rec, accel, notch_cmd, brake_cmd):
     """:func:`ltd_outputs` of a train without noninertial couplers, compiled without their path."""
     _outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd, ltd_eval_tables)
+
+
+@njit(**JIT)
+def ltd_outputs_pneumatic(t, Y, p, rec, accel, notch_cmd, brake_cmd):
+    """:func:`ltd_outputs` of a train with the pneumatic brake."""
+    _outputs(t, Y, p, rec, accel, notch_cmd, brake_cmd, ltd_eval_pneumatic)

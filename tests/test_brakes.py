@@ -1,0 +1,502 @@
+"""The pneumatic brake (issue 24): physics against analytic solutions and published bands.
+
+* a valve-less pipe: a small pressure pulse travels at the isothermal speed of sound √(RT) (2 %) and
+  decays by laminar wall friction as exp(−R t/2), R = 32 μ/(ρ D²) (the linearised telegraph solution, 10 %);
+* a leaking pipe fed at its head: the steady pressure and flow along it equal the steady isothermal
+  Darcy equations with uniform leakage integrated by scipy (1 % of the total drop);
+* the 150-vehicle rack (AAR equipment): the emergency front travels at 250-300 m/s, the service front
+  more slowly; the air mass balance closes to 1e-9;
+* one UIC wagon: filling (95 %) and release (to 0.4 bar) times inside the UIC 540 bands for G and P;
+* an AAR valve: full service = equalisation of the auxiliary reservoir and the cylinder (0.5 %), emergency
+  = equalisation with the emergency reservoir added;
+* the analytic Jacobian of the brake rows = central differences, states along service, emergency,
+  separation and release of a consist with every valve type and device;
+* a charged train at rest stays charged (bitwise) and a leaking one does not apply;
+* distributed power: a remote group's applied notch is the lead's delayed by its radio delay; ECP applies
+  every vehicle after its delay with the pipe charged; a two-way EOT and a separation vent the rear;
+* train 4: the empirical and the pneumatic brake, matched, give the same stopping distance within 10 %
+  (the buff forces differ: printed).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from helpers.ltd import make_scenario
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+from hpcrail.config.errors import ConfigError
+from hpcrail.config.loading import load_document
+from hpcrail.integrators import integrate
+from hpcrail.kinds import load_scenario
+from hpcrail.kinds.ltd.brakes import BAR, cylinder_geometry, equalisation_pressure
+from hpcrail.kinds.ltd.problem import ltd_problem
+from hpcrail.models.brakes import layout as L
+from hpcrail.simulate import run_scenario
+from test_kinds import ROOT
+
+pytestmark = pytest.mark.xdist_group("brakes")
+
+BRAKES = ROOT / "configs" / "brakes"
+EQ = BRAKES / "equipment"
+#: a vehicle whose brake is cut out: the pipe only (no valve, no branch volume)
+CUT_OUT = {"valve": {"kind": "cut_out"}, "auxiliary_reservoir_l": 10.0, "branch_volume_l": 0.0,
+           "cylinder": {"diameter_mm": 200.0}, "rigging": {"ratio": 5.0}}
+
+
+def _equipment(name):
+    """An equipment file of configs/brakes/equipment with its component files resolved (a tree built in code
+    resolves no file names)."""
+    return load_document(EQ / name).tree
+
+
+def _loco(equipment):
+    return {"kind": "locomotive", "mass_t": 80.0, "length_m": 16.0, "brake": {"pneumatic": equipment},
+            "traction": {"curves": {"speed_kmh": [0, 100], "traction_kN": [[100.0, 100.0]],
+                                    "dynamic_brake_kN": [[0.0, 50.0]]}}}
+
+
+def _tree(consist, types, *, commands=None, pneumatic=None, duration=10.0, method="bdf2", rtol=1e-6, speed=0.0,
+          interval=0.1):
+    return {"name": "brakes", "vehicle_types": types,
+            "connection_types": {"c": {"kind": "linear", "stiffness_MN_per_m": 20.0, "damping_kNs_per_m": 200.0}},
+            "consist": consist, "connections": {"default": "c"},
+            "route": {"start_m": 5000.0, "sections": [{"start_km": 0.0, "end_km": 10.0}]},
+            "driver": {"commands": commands or [{"time_s": 0.0, "brake": 0.0}]},
+            "air_brake": {"enabled": True, "model": "pneumatic", "pneumatic": pneumatic or {}},
+            "simulation": {"duration_s": duration, "initial_speed_kmh": speed},
+            "integrator": {"method": method, "rtol": rtol, "atol": 1e-8, "step_s": 1e-4},
+            "output": {"interval_s": interval, "energy": False}}
+
+
+def pipe_tree(n, cells, *, leak=0.0, friction_factor=None):
+    """A locomotive (driver's brake valve) and n − 1 cut-out vehicles: a plain 16 m-per-vehicle pipe."""
+    pipe = {"cells_per_vehicle": cells, "roughness_mm": 0.0, "leakage_bar_per_min": leak,
+            "coupling_loss_coefficient": 0.0}
+    if friction_factor:
+        pipe["darcy_friction_factor"] = friction_factor
+    types = {"loco": _loco(dict(CUT_OUT, driver_brake_valve={"feed_pressure_bar": 5.0})),
+             "wagon": {"mass_t": 80.0, "length_m": 16.0, "brake": {"pneumatic": CUT_OUT}}}
+    return _tree([{"type": "loco"}, {"type": "wagon", "count": n - 1}], types, pneumatic={"pipe": pipe})
+
+
+def _cells(model, y, what="cell"):
+    """Pipe states (cells or faces) of every vehicle, head to tail: float64[..., n·nc]."""
+    p = model.params
+    B, N, nc = p.block, p.n_veh, model.brakes.nc
+    li = L.local_indices(nc, model.brakes.nx)
+    blk = np.asarray(y)[..., :B * N].reshape(np.shape(y)[:-1] + (N, B))
+    return np.stack([blk[..., 2 + li[what](c)] for c in range(nc)], axis=-1).reshape(np.shape(y)[:-1] + (N * nc,))
+
+
+# ------------------------------------------------------------------------------------------------
+# the pipe alone
+# ------------------------------------------------------------------------------------------------
+def _pulse(friction_factor=None):
+    """A 100 Pa Gaussian bump (σ = 40 m) at 400 m in a 1600 m valve-less pipe (4 cells per 16 m vehicle):
+    the times and heights of its right-going half's peak at 11 cells from 640 m to 1440 m (before any
+    reflection), and the isothermal speed of sound and laminar friction rate R = 32 μ/(ρ D²)."""
+    n, nc = 100, 4
+    model, prob = ltd_problem(make_scenario(pipe_tree(n, nc, friction_factor=friction_factor)))
+    p = model.params
+    dx = 16.0 / nc
+    x = (np.arange(n * nc) + 0.5) * dx
+    y0 = prob.y0.copy()
+    blk = y0[:p.block * n].reshape(n, p.block)
+    li = L.local_indices(nc, model.brakes.nx)
+    bump = 100.0 * np.exp(-((x - 400.0) / 40.0) ** 2).reshape(n, nc)   # Re ≈ 300: laminar
+    for c in range(nc):
+        blk[:, 2 + li["cell"](c)] += bump[:, c]
+    prob.y0 = y0
+    dt = 0.002
+    t_out = np.arange(0.0, 4.0 + 1e-9, dt)
+    sol = integrate(prob, "bdf2", t_out, 4.0, rtol=1e-9, atol=1e-9, step=1e-4)
+    assert sol.status.success
+    P = _cells(model, sol.y) - model.y0[2]
+    ts, amps, xs = [], [], []
+    for i in range(160, 380, 20):
+        k = int(np.argmax(P[:, i]))
+        a, b, c = P[k - 1, i], P[k, i], P[k + 1, i]
+        d = 0.5 * (a - c) / (a - 2 * b + c)     # parabolic peak
+        ts.append(t_out[k] + d * dt)
+        amps.append(b - 0.25 * (a - c) * d)
+        xs.append(x[i])
+    RT = p.pn_s[L.S_RT]
+    R = 32.0 * 1.81e-5 / (model.y0[2] / RT * p.pn_s[L.S_DIAM] ** 2)
+    return np.asarray(ts), np.asarray(amps), np.asarray(xs), math.sqrt(RT), R
+
+
+def test_a_pulse_in_a_valveless_pipe_travels_at_the_isothermal_speed_of_sound_and_decays_by_laminar_friction():
+    ts, amps, xs, c, R = _pulse()
+    speed = 1.0 / np.polyfit(xs, ts, 1)[0]
+    assert abs(speed / c - 1.0) < 0.02, (speed, c)
+    assert amps[0] < 50.0                                          # the bump split into two halves
+    decay = -np.polyfit(ts, np.log(amps), 1)[0]
+    # the same pulse without wall friction: the decay of the discretisation alone (dispersion, ~10 % of R/2
+    # with 4 m cells); the friction's own attenuation is the difference (the linearised telegraph solution
+    # of a low-loss line: amplitude ∝ exp(−R t/2))
+    ts0, amps0, *_ = _pulse(friction_factor=1e-12)
+    decay0 = -np.polyfit(ts0, np.log(amps0), 1)[0]
+    print(f"\npulse: speed {speed:.2f} m/s (√(RT) = {c:.2f}), decay {decay:.5f}/s, of which the discretisation "
+          f"{decay0:.5f}/s, friction {decay - decay0:.5f}/s against R/2 = {0.5 * R:.5f}/s")
+    assert decay0 < 0.2 * decay
+    assert abs((decay - decay0) / (0.5 * R) - 1.0) < 0.05
+
+
+def test_the_steady_pressure_of_a_leaking_pipe_is_the_isothermal_darcy_solution():
+    n, nc, f = 100, 2, 0.03
+    model, prob = ltd_problem(make_scenario(pipe_tree(n, nc, leak=0.5, friction_factor=f)))
+    p = model.params
+    sol = integrate(prob, "bdf2", np.array([180.0, 200.0]), 200.0, rtol=1e-8, atol=1e-9, step=1e-3)
+    assert sol.status.success
+    P, G = _cells(model, sol.y[-1]), _cells(model, sol.y[-1], "face")
+    drift = np.abs(_cells(model, sol.y[-1]) - _cells(model, sol.y[0])).max()
+    assert drift < 2e-3 * (P[0] - P[-1])                                # steady
+    s = p.pn_s
+    RT, A, D, patm = s[L.S_RT], s[L.S_AREA], s[L.S_DIAM], s[L.S_PATM]
+    lam = p.pn_v[0, L.V_LEAK]
+    dx = 16.0 / nc
+    xc = (np.arange(n * nc) + 0.5) * dx
+    length = 16.0 * n
+
+    def steady(_x, z):   # dp/dx = −f R T G|G| / (2 D A² p), dG/dx = −λ A (p − p_atm)/(R T)
+        q, g = z
+        return [-f * RT * g * abs(g) / (2 * D * A * A * q), -lam * A * (q - patm) / RT]
+
+    def from_tail(p_tail):
+        return solve_ivp(steady, (length, xc[0]), [p_tail, 0.0], rtol=1e-11, atol=1e-12, dense_output=True)
+
+    p_tail = brentq(lambda q: from_tail(q).y[0, -1] - P[0], P[0] - 1e5, P[0])
+    exact = from_tail(p_tail).sol
+    drop = P[0] - exact(xc)[0][-1]
+    assert drop > 5e3                                              # a gradient worth comparing (Pa)
+    assert np.abs(P - exact(xc)[0]).max() < 0.01 * drop
+    faces = xc + 0.5 * dx
+    assert np.abs(G[:-1] - exact(faces[:-1])[1]).max() < 0.01 * G[0]   # flow = the leakage downstream
+
+
+# ------------------------------------------------------------------------------------------------
+# racks and single wagons
+# ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rack_runs():
+    """The 150-vehicle rack (AAR equipment): emergency and full service, 20 s each."""
+    out = {}
+    for cmd in ("emergency", "1.0"):
+        sc, _ = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                              [f"driver.commands.0.brake={cmd}", "simulation.duration_s=20"])
+        out[cmd] = run_scenario(sc)
+    return out
+
+
+def test_the_emergency_front_of_the_150_rack_travels_at_250_to_300_m_per_s_and_the_service_front_slower(rack_runs):
+    em, sv = (float(rack_runs[c]["brake_signal_speed"]) for c in ("emergency", "1.0"))
+    print(f"\nbrake-signal speed, 150-vehicle rack (AAR): emergency {em:.1f} m/s, service {sv:.1f} m/s "
+          f"({100 * (1 - sv / em):.0f} % slower)")
+    assert 250.0 <= em <= 300.0
+    assert sv < 0.9 * em
+    # a full service fires no emergency portion (no undesired emergency): every cylinder below the
+    # emergency equalisation pressure
+    for ds in rack_runs.values():   # the reduced Jacobian: the balance closes to the Newton tolerance
+        assert abs(float(ds["air_mass_balance_residual"])) < 1e-4
+    # the emergency vents the whole pipe and applies every vehicle to the emergency equalisation pressure
+    eq = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml")[0].vehicle_types["wagon"].brake.pneumatic
+    em_bar = equalisation_pressure(eq, 6.2 * BAR, eq.auxiliary_reservoir_l + eq.valve.emergency_reservoir_l) / BAR
+    peak = rack_runs["emergency"]["max_brake_cylinder_pressure"].values[1:] / BAR
+    assert np.allclose(peak, em_bar, rtol=0.02), (peak.min(), peak.max(), em_bar)
+    assert rack_runs["1.0"]["max_brake_cylinder_pressure"].values[1:].max() / BAR < 0.9 * em_bar
+
+
+def test_the_reduced_and_the_full_jacobian_give_the_same_brake_response(rack_runs):
+    """The integrators' reduced brake Jacobian (the default) changes the Newton iteration, not the solution:
+    the same rack emergency with every entry agrees to the integration tolerance, and closes the air balance
+    to rounding."""
+    sc, _ = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                          ["driver.commands.0.brake=emergency", "simulation.duration_s=20",
+                           "air_brake.pneumatic.jacobian=full"])
+    full = run_scenario(sc)
+    red = rack_runs["emergency"]
+    assert float(full["brake_signal_speed"]) == pytest.approx(float(red["brake_signal_speed"]), rel=0.01)
+    for name in ("brake_application_time", "max_brake_cylinder_pressure"):
+        assert np.allclose(full[name].values, red[name].values, rtol=0.01, atol=0.05), name
+    assert abs(float(full["air_mass_balance_residual"])) < 1e-12
+    print(f"\nrack emergency: air balance residual reduced Jacobian {float(red['air_mass_balance_residual']):.1e}, "
+          f"full {float(full['air_mass_balance_residual']):.1e}; steps {int(red['nsteps'])} / {int(full['nsteps'])}")
+
+
+@pytest.mark.parametrize("setting, fill, release", [("G", (18, 30), (45, 60)), ("P", (3, 5), (15, 20))])
+def test_one_uic_wagon_fills_and_releases_inside_the_uic_540_bands(setting, fill, release):
+    sc, _ = load_scenario(BRAKES / "rack" / "one_wagon_uic.yaml",
+                          [f"vehicle_types.wagon.brake.pneumatic.valve.setting={setting}"])
+    ds = run_scenario(sc)
+    t_fill, t_rel = float(ds["application_time_tail"]), float(ds["release_time_tail"])
+    print(f"\nUIC {setting}: filling (95 %) {t_fill:.1f} s, release (0.4 bar) {t_rel:.1f} s")
+    assert fill[0] <= t_fill <= fill[1]
+    assert release[0] <= t_rel <= release[1]
+    assert float(ds["max_brake_cylinder_pressure"][-1]) == pytest.approx(3.8 * BAR, rel=0.01)
+
+
+def _aar_pair(commands, quick_service=True):
+    types = {"loco": _loco(_equipment("aar_locomotive.yaml")),
+             "wagon": {"mass_t": 100.0, "length_m": 16.0, "brake": {"pneumatic": _equipment("aar_heavy_haul_wagon.yaml")}}}
+    tree = _tree([{"type": "loco"}, {"type": "wagon"}], types, commands=commands, duration=60.0, rtol=1e-6)
+    over = [] if quick_service else ["vehicle_types.wagon.brake.pneumatic.valve.quick_service_limit_bar=0"]
+    return make_scenario(tree, over)
+
+
+def test_an_aar_full_service_equalises_the_auxiliary_reservoir_and_the_cylinder():
+    sc = _aar_pair([{"time_s": 1.0, "brake": 1.0}], quick_service=False)
+    ds = run_scenario(sc)
+    eq = sc.vehicle_types["wagon"].brake.pneumatic
+    p_eq = equalisation_pressure(eq, 6.2 * BAR, eq.auxiliary_reservoir_l)
+    bc = ds["brake_cylinder_pressure"].values[-1, 1]
+    ar = ds["auxiliary_reservoir_pressure"].values[-1, 1]
+    print(f"\nAAR full service: cylinder {bc / BAR:.3f} bar, reservoir {ar / BAR:.3f} bar, equalisation "
+          f"{p_eq / BAR:.3f} bar ({p_eq / 6894.76:.1f} psi)")
+    assert bc == pytest.approx(p_eq, rel=0.005)
+    assert ar == pytest.approx(p_eq, rel=0.005)
+    assert 60 <= p_eq / 6894.76 <= 68                   # AAR practice: ~64 psi from 90 psi
+    # the emergency portion adds the emergency reservoir: ~77 psi
+    ds = run_scenario(_aar_pair([{"time_s": 1.0, "brake": "emergency"}], quick_service=False))
+    p_em = equalisation_pressure(eq, 6.2 * BAR, eq.auxiliary_reservoir_l + eq.valve.emergency_reservoir_l)
+    assert ds["brake_cylinder_pressure"].values[-1, 1] == pytest.approx(p_em, rel=0.005)
+    assert 73 <= p_em / 6894.76 <= 81
+
+
+# ------------------------------------------------------------------------------------------------
+# Jacobian, conservation, rest
+# ------------------------------------------------------------------------------------------------
+def mixed_tree(**kw):
+    """Every valve type and device on 7 vehicles: UIC and AAR wagons, a remote locomotive, a two-way EOT,
+    a separation, leakage; service, emergency, release."""
+    types = {"loco": _loco(_equipment("uic_locomotive.yaml")),
+             "uic": {"mass_t": 80.0, "length_m": 14.0, "brake": {"pneumatic": _equipment("uic_wagon.yaml")}},
+             "aar": {"mass_t": 100.0, "length_m": 17.0, "brake": {"pneumatic": _equipment("aar_heavy_haul_wagon.yaml")}},
+             "off": {"mass_t": 60.0, "length_m": 12.0, "brake": {"pneumatic": CUT_OUT}}}
+    consist = [{"type": "loco"}, {"type": "uic", "count": 2}, {"type": "aar"}, {"type": "off"},
+               {"type": "loco", "remote": {"radio_delay_s": 0.5}}, {"type": "uic"}]
+    cmds = [{"time_s": 0.5, "brake": 0.6, "notch": 1, "independent_brake": 0.5}, {"time_s": 6.0, "brake": "emergency"},
+            {"time_s": 12.0, "brake": 0.0}]
+    pn = {"pipe": {"cells_per_vehicle": 3, "leakage_bar_per_min": 0.2}, "eot": {"kind": "two_way", "radio_delay_s": 0.3},
+          "separation": {"coupler": 3, "time_s": 9.0, "opening_time_s": 0.5}, "jacobian": "full"}
+    return _tree(consist, types, commands=cmds, pneumatic=pn, duration=16.0, speed=30.0, **kw)
+
+
+@pytest.mark.parametrize("control", ["conventional", "ecp"])
+def test_the_analytic_jacobian_of_the_brake_rows_equals_central_differences(control):
+    sc = make_scenario(mixed_tree(), [f"air_brake.pneumatic.control={control}"])
+    model, prob = ltd_problem(sc)
+    p = model.params
+    times = np.array([1.0, 2.5, 6.3, 7.5, 9.2, 12.5, 14.0])
+    sol = integrate(prob, "bdf2", times, times[-1], rtol=1e-6, atol=1e-8, step=1e-4)
+    assert sol.status.success
+    n = model.y0.size
+    pat = prob.jac_pattern
+    ok = (pat.rows >= 0) & (pat.cols >= 0)
+    B, N = p.block, p.n_veh
+    brows = np.array([B * j + 2 + k for j in range(N) for k in range(B - 2)])
+    checked = 0
+    for k, t in enumerate(times):
+        y = sol.y[k].copy()
+        vals = np.zeros(pat.rows.size)
+        prob.jac(t, y, p, vals)
+        J = np.zeros((n, n))
+        np.add.at(J, (pat.rows[ok], pat.cols[ok]), vals[ok])
+        f0, fp, fm = np.empty(n), np.empty(n), np.empty(n)
+        prob.rhs(t, y, p, f0)
+        F, Fp, Fm = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+        for c in range(n):
+            h = 1e-7 * max(1.0, abs(y[c]))
+            yp, ym = y.copy(), y.copy()
+            yp[c] += h
+            ym[c] -= h
+            prob.rhs(t, yp, p, fp)
+            prob.rhs(t, ym, p, fm)
+            F[:, c], Fp[:, c], Fm[:, c] = (fp - fm) / (2 * h), (fp - f0) / h, (f0 - fm) / h
+        for r in brows:
+            scale = max(np.abs(F[r]).max(), 1e-12)
+            smooth = np.abs(Fp[r] - Fm[r]) <= 1e-6 * scale + 1e-9    # a kink inside the difference: skip
+            err = np.where(smooth, np.abs(J[r] - F[r]), 0.0)
+            checked += int(smooth.sum())
+            assert err.max() <= 1e-5 * scale + 1e-9, (t, r // B, r % B - 2, int(np.argmax(err)), err.max(), scale)
+    assert checked > 0.9 * len(times) * brows.size * n
+
+
+@pytest.mark.parametrize("method, tol", [("rk4", 1e-12), ("bdf2", 1e-9)])
+def test_the_air_mass_balance_closes(method, tol):
+    over = [f"integrator.method={method}", "integrator.step_s=0.0005"] if method == "rk4" else []
+    ds = run_scenario(make_scenario(mixed_tree(), over))
+    assert str(ds["status"].values) == "completed"
+    res = float(ds["air_mass_balance_residual"])
+    print(f"\n{method}: air mass balance residual {res:.2e} of {float(ds['air_mass_initial']):.2f} kg, "
+          f"{float(ds['air_exchanged']):.3f} kg exchanged")
+    assert abs(res) < tol
+    assert float(ds["air_exchanged"]) > 0.01 * float(ds["air_mass_initial"])   # the test vents a lot of air
+
+
+def test_a_charged_train_at_rest_stays_charged_and_a_leaking_one_does_not_apply():
+    sc, _ = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                          ["driver.commands.0.brake=0.0", "driver.commands.1.brake=0.0", "simulation.duration_s=60"])
+    model, prob = ltd_problem(sc)
+    sol = integrate(prob, "bdf2", np.array([60.0]), 60.0, **sc.integrator.kwargs())
+    p = model.params
+    blk0 = model.y0[:p.block * p.n_veh].reshape(p.n_veh, p.block)[:, 2:]
+    blk1 = sol.y_final[:p.block * p.n_veh].reshape(p.n_veh, p.block)[:, 2:]
+    assert np.array_equal(blk0, blk1)                       # an exact equilibrium: no drift at all
+    sc, _ = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                          ["driver.commands.0.brake=0.0", "driver.commands.1.brake=0.0", "simulation.duration_s=120",
+                           "air_brake.pneumatic.pipe.leakage_bar_per_min=0.2"])
+    ds = run_scenario(sc)
+    bp = ds["brake_pipe_pressure"].values
+    assert bp[-1, 0] - bp[-1, -1] > 0.01 * BAR             # the leakage gradient formed
+    assert float(ds["brake_cylinder_pressure"].max()) < 0.05 * BAR   # but no brake applied
+
+
+# ------------------------------------------------------------------------------------------------
+# train control
+# ------------------------------------------------------------------------------------------------
+def test_a_remote_locomotive_group_follows_the_lead_notch_after_its_radio_delay():
+    from helpers.ltd import constant_loco, frictionless_wagon, scenario_tree
+
+    tree = scenario_tree(6, commands=[{"time_s": 1.0, "notch": 1}, {"time_s": 4.0, "notch": 0}], duration=10.0,
+                         loco=constant_loco(rate=0.5, tau=0.2), wagon=frictionless_wagon())
+    tree["consist"] = [{"type": "loco"}, {"type": "wagon", "count": 3}, {"type": "loco", "remote": {"radio_delay_s": 1.5}},
+                       {"type": "wagon", "count": 3}]
+    model, prob = ltd_problem(make_scenario(tree))
+    p = model.params
+    assert p.n_groups == 2 and list(p.notch_group[[0, 4]]) == [0, 1]
+    t = np.arange(0.0, 10.0, 0.01)
+    sol = integrate(prob, "rk4", t, 10.0, step=0.001)
+    lead, remote = sol.y[:, p.i_notch], sol.y[:, p.i_notch + 1]
+    k = int(round(1.5 / 0.01))
+    # the same filter of the command shifted by 1.5 s (to the RK4 step's resolution of the command's jump)
+    assert np.abs(remote[k:] - lead[:-k]).max() < 1e-3
+    assert remote[:k].max() == 0.0 and lead.max() == pytest.approx(1.0, abs=1e-3)   # exponential approach (tau)
+
+
+def test_ecp_applies_every_vehicle_after_its_delay_and_the_pipe_stays_charged(rack_runs):
+    sc, _ = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                          ["driver.commands.0.brake=1.0", "simulation.duration_s=20", "air_brake.pneumatic.control=ecp"])
+    ds = run_scenario(sc)
+    app = ds["brake_application_time"].values
+    conv = rack_runs["1.0"]["brake_application_time"].values
+    print(f"\nfull service, 150 vehicles: application time lead/tail ECP {app[0]:.1f}/{app[-1]:.1f} s, "
+          f"conventional {conv[0]:.1f}/{conv[-1]:.1f} s")
+    assert np.ptp(app[1:]) < 0.5                            # every wagon at once (identical wagons)
+    assert app[-1] < conv[-1] - 3.0                         # no front to wait for
+    # the pipe only supplies air: it recharges the reservoirs (a gradient along the train) but stays above the
+    # full-service reduction, and the driver's brake valve holds it at the feed pressure
+    bp = ds["brake_pipe_pressure"].values
+    assert bp.min() > (6.2 - 1.8) * BAR and np.abs(bp[:, 0] - 6.2 * BAR).max() < 0.05 * BAR
+
+
+def test_a_two_way_eot_and_a_separation_vent_the_rear():
+    base = ["driver.commands.0.brake=emergency", "simulation.duration_s=12"]
+    plain = run_scenario(load_scenario(BRAKES / "rack" / "brake_rack_150.yaml", base)[0])
+    eot = run_scenario(load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                                     base + ["air_brake.pneumatic.eot.kind=two_way"])[0])
+    a0, a1 = plain["brake_front_arrival_time"].values, eot["brake_front_arrival_time"].values
+    assert a1[-1] < 0.3 * a0[-1]                             # the rear vents after the radio delay
+    assert a1[-1] == pytest.approx(1.0, abs=0.3)
+    # a separation at coupler 100 at t = 5 s with no command: both parts vent, every vehicle applies
+    sep = run_scenario(load_scenario(BRAKES / "rack" / "brake_rack_150.yaml",
+                                     ["driver.commands.0.brake=0.0", "driver.commands.1.brake=0.0",
+                                      "simulation.duration_s=20", "air_brake.pneumatic.separation.coupler=100",
+                                      "air_brake.pneumatic.separation.time_s=5.0"])[0])
+    assert float(sep["brake_cylinder_pressure"].values[-1].min()) > 3.0 * BAR
+    assert abs(float(sep["air_mass_balance_residual"])) < 1e-4
+
+
+# ------------------------------------------------------------------------------------------------
+# empirical and pneumatic on train 4
+# ------------------------------------------------------------------------------------------------
+def _crossing(t, x, level):
+    """First time each column of ``x`` (float64[k, m]) reaches ``level`` (linear between samples; NaN never)."""
+    out = np.full(x.shape[1], np.nan)
+    for j in range(x.shape[1]):
+        k = np.flatnonzero(x[:, j] >= level)
+        if k.size and k[0] > 0:
+            k = k[0]
+            out[j] = t[k - 1] + (level - x[k - 1, j]) / (x[k, j] - x[k - 1, j]) * (t[k] - t[k - 1])
+    return out
+
+
+@pytest.mark.slow
+def test_the_empirical_and_the_pneumatic_brake_stop_train_4_within_10_percent():
+    """A full service from 60 km/h on train 4 (no remote driver's brake valve: one front, as the empirical
+    brake has).  The empirical brake is matched to the pneumatic run: the same block force at full service
+    (``shoe_force_kN`` derived from the equipment), its propagation speed = the slope of the time at which the
+    cylinders reach half their full-service pressure against position, its cylinder lag = the lead wagon's
+    (t95 − t50)/ln 10.  The effective propagation (~40 m/s) is far below the pipe's signal speed (~200 m/s):
+    the pipe of a long train drains slowly, its rear applies gradually."""
+    common = ["driver.commands.0.brake=1.0", "consist.2.remote=null", "simulation.duration_s=150",
+              "vehicle_types.wagon.brake.shoe_force_kN=null", "vehicle_types.loco.brake.shoe_force_kN=null"]
+    train = ROOT / "configs" / "trains" / "train4_emergency.yaml"
+    pn = run_scenario(load_scenario(train, common)[0])
+    t = pn["time"].values
+    bc = pn["brake_cylinder_pressure"].values
+    full = bc[:, 2].max()                                      # the lead wagon's full-service pressure
+    t50, t95 = _crossing(t, bc, 0.5 * full), _crossing(t, bc, 0.95 * full)
+    pos = -(pn["position"].values[0] - pn["position"].values[0, 0])   # distance behind the head [m]
+    ok = np.isfinite(t50)
+    assert ok.mean() > 0.95
+    speed = 1.0 / np.polyfit(pos[ok], t50[ok], 1)[0]
+    tau = (t95[2] - t50[2]) / math.log(10.0)
+    em = run_scenario(load_scenario(train, common + [
+        "air_brake.model=empirical", f"air_brake.service_propagation_mps={speed:.6g}",
+        f"air_brake.apply_time_constant_s={tau:.6g}"])[0])
+    d_pn, d_em = float(pn["stopping_distance"]), _stopping_distance(em)
+    print(f"\ntrain 4, full service from 60 km/h, matched (propagation {speed:.0f} m/s, lag {tau:.1f} s; the pipe's "
+          f"signal {float(pn['brake_signal_speed']):.0f} m/s): stopping distance pneumatic {d_pn:.0f} m, empirical "
+          f"{d_em:.0f} m ({100 * (d_em / d_pn - 1):+.1f} %); largest buff force pneumatic "
+          f"{float(pn['max_buff_force']) / 1e3:.0f} kN at coupler {int(pn['max_buff_force_coupler'])}, empirical "
+          f"{float(em['max_buff_force']) / 1e3:.0f} kN at coupler {int(em['max_buff_force_coupler'])}")
+    assert d_em == pytest.approx(d_pn, rel=0.10)
+
+
+def _stopping_distance(ds):
+    """Head travel from the command (t = 2 s) until every vehicle stood still, from the sampled speeds and
+    positions of a run (the empirical brake has no stopping metric)."""
+    t = ds["time"].values
+    v = np.abs(ds["speed"].values).max(axis=1)
+    stop = np.flatnonzero((v <= 0.01) & (t > 2.0))
+    assert stop.size
+    pos = ds["position"].values[:, 0]
+    return float(pos[stop[0]] - np.interp(2.0, t, pos))
+
+
+# ------------------------------------------------------------------------------------------------
+# configuration errors
+# ------------------------------------------------------------------------------------------------
+def test_pneumatic_configuration_errors_name_the_field():
+    rack = BRAKES / "rack" / "brake_rack_150.yaml"
+    cases = [
+        (["partition.backend=threads"], "partition.backend"),
+        (["vehicle_types.wagon.brake.pneumatic=null"], "vehicle_types.wagon.brake"),
+        (["vehicle_types.loco.brake.pneumatic.driver_brake_valve=null"], "driver_brake_valve"),
+        (["air_brake.pneumatic.separation.coupler=150", "air_brake.pneumatic.separation.time_s=1"], "separation.coupler"),
+        (["vehicle_types.wagon.brake.pneumatic.valve.kind=triple"], "valve"),
+        (["integrator.method=mrbdf2"], "multirate integrator's blocks do not evaluate the pneumatic brake"),
+    ]
+    for over, field in cases:
+        with pytest.raises(ConfigError) as exc:
+            load_scenario(rack, over)
+        assert field in str(exc.value), (over, str(exc.value))
+    with pytest.raises(ConfigError) as exc:     # a remote needs a time-based schedule
+        load_scenario(ROOT / "configs" / "trains" / "train4_emergency.yaml", ["driver.basis=distance",
+                                                                               "driver.commands.0.distance_m=10",
+                                                                               "driver.commands.0.time_s=null"])
+    assert "driver.basis" in str(exc.value)
+
+
+def test_cylinder_geometry_and_equalisation_are_consistent():
+    sc, _ = load_scenario(BRAKES / "rack" / "brake_rack_150.yaml")
+    eq = sc.vehicle_types["wagon"].brake.pneumatic
+    g = cylinder_geometry(eq)
+    assert g["vc"] == pytest.approx(g["v0"] + g["area"] * eq.cylinder.stroke_mm * 1e-3)
+    p = equalisation_pressure(eq, 6.2 * BAR, eq.auxiliary_reservoir_l)
+    vr = eq.auxiliary_reservoir_l * 1e-3
+    m0 = (6.2 * BAR + 101325.0) * vr + 101325.0 * g["v0"]
+    assert (p + 101325.0) * (vr + g["vc"] + g["a3"] * (p - g["pc"])) == pytest.approx(m0, rel=1e-9)
