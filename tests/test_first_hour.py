@@ -144,6 +144,9 @@ def test_set_accepts_a_component_file_as_the_yaml_does(tmp_path, monkeypatch):
     other = CONFIGS / "vehicles/cq_coal_wagon.yaml"
     tree = yaml.safe_load(other.read_text())
     tree["mass_t"] = 61.5
+    pn = tree.get("brake", {}).get("pneumatic")
+    if isinstance(pn, str):            # the copy lives elsewhere: its own component reference made absolute
+        tree["brake"]["pneumatic"] = str(other.parent / pn)
     (tmp_path / "light_wagon.yaml").write_text(yaml.safe_dump(tree))
     monkeypatch.chdir(tmp_path)
     # relative to the working directory (a file the user just wrote) ...
