@@ -12,8 +12,9 @@ full 3 863 s trip with BDF2 (the hot path of the "1.57x CVODE" figure: 32 261 st
 
 A serial run is one block ``[0, n)`` with no-op reductions: nothing in its arithmetic may change.  The
 fingerprints are bitwise properties of this platform's float64 arithmetic (x86-64, numba without
-fastmath); a method added to the catalogue after the refactor has no frozen reference and is skipped here
-(its correctness is tested in test_integrator_suite.py).
+fastmath); a method added to the catalogue after the refactor gets its reference when it lands (mrbdf2:
+recorded at its merge, 2026-11-27, so later changes of its kernel or of the shared integrator code are caught);
+one without a reference is skipped here (its correctness is tested in test_integrator_suite.py).
 """
 import hashlib
 import json
