@@ -11,13 +11,13 @@ from __future__ import annotations
 import copy
 import math
 import random
-import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from helpers.fuzz_corpus import NUMERIC_MUTATIONS, ROOT, Timeout, _alarm, _leaves, _numeric, _parts, _set, issue_problems
+from helpers.fuzz_corpus import NUMERIC_MUTATIONS, ROOT, _leaves, _numeric, _parts, _set
+from helpers.fuzz_corpus import classify as _classify
 
 SEED = 31
 SCENARIOS = ["configs/wheelrail/manchester_R500.yaml", "configs/wheelrail/single_wheelset_R300.yaml",
@@ -195,25 +195,8 @@ def shutil_copy(src: Path, dst: Path) -> None:
 
 
 def classify(case: Case, tmp: Path, limit_s: int = 30) -> tuple[str, str]:
-    from hpcrail.config import ConfigError
-
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(limit_s)
-    try:
-        run_case(case, tmp)
-    except Timeout:
-        return "timeout", f"no answer within {limit_s} s"
-    except ConfigError as exc:
-        lines = [(str(i), issue_problems(i)) for i in exc.issues]
-        bad = [f"{text}  <- missing {', '.join(p)}" for text, p in lines if p]
-        if bad or not lines:
-            return "unclear", "\n".join(bad) or "no issues"
-        return "clean", "\n".join(t for t, _ in lines)
-    except Exception as exc:  # noqa: BLE001 - anything else is a traceback for the user
-        return "traceback", f"{type(exc).__name__}: {exc}"[:500]
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    """The shared classification (:func:`helpers.fuzz_corpus.classify`) with this corpus's :func:`run_case`."""
+    return _classify(case, tmp, limit_s, run=run_case)
     return "accepted", ""
 
 
