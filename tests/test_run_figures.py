@@ -172,3 +172,17 @@ def test_planar_train_run_figures(configs_dir_module):
     assert ln.get_label() == "coupler 1, leading end"
     np.testing.assert_allclose(ln.get_ydata(), ds.slider_displacement.sel(coupler=1, coupler_end="leading").values
                                * 1e3)
+
+
+def test_a_member_whose_configuration_cannot_be_rebuilt_is_drawn_with_a_note(capsys, tmp_path):
+    """``plot --scenario``: a sweep member whose configuration cannot be rebuilt from the store keeps its data
+    and says on stderr that its figures go without the route and the limits (no silent drop, no traceback)."""
+    import xarray as xr
+
+    from hpcrail.commands.plot import member_dataset
+
+    ds = xr.Dataset({"x": ("scenario", [1.0, 2.0])}, attrs={"base_config_yaml": "a: [unclosed", "sweep_name": "s"})
+    sub = member_dataset(ds, 1, tmp_path / "s.zarr")
+    assert float(sub.x) == 2.0 and "config_yaml" not in sub.attrs and sub.attrs["scenario_name"] == "s scenario 1"
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the configuration of scenario 1 could not be rebuilt" in err and "without the route and the limits" in err

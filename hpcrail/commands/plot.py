@@ -71,7 +71,9 @@ def variant_name(select: dict, x: str, t_max: float | None, scenario: int | None
 
 def member_dataset(ds, k: int, store: Path):
     """Scenario ``k`` of a sweep store as a run dataset: its kept variables, the scenario's name, and its
-    configuration (the base scenario with the swept parameters' values, for the route and the limits)."""
+    configuration (the base scenario with the swept parameters' values, for the route and the limits).  A
+    configuration that cannot be rebuilt (a store without ``base_config_yaml``, a parameter path that no longer
+    fits) is reported on stderr and left out; nothing is raised."""
     import json
 
     import yaml
@@ -90,8 +92,11 @@ def member_dataset(ds, k: int, store: Path):
             if v is not None:
                 set_path(cfg, p["path"].split("."), v)
         sub.attrs["config_yaml"] = yaml.safe_dump(cfg, sort_keys=True)
-    except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError):
-        pass   # no configuration: the figures go without the route
+    except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError) as exc:
+        # the figures still draw, without what needs the configuration: say so rather than drop it silently
+        err_console.print(f"note: {store}: the configuration of scenario {k} could not be rebuilt from the store "
+                          f"({type(exc).__name__}: {exc}); its figures go without the route and the limits",
+                          markup=False, highlight=False, soft_wrap=True)
     return sub
 
 
