@@ -63,7 +63,7 @@ _K_LIN = _S_LIN / (1.0 - R_LIN)
 # ================================================================================================
 # building blocks
 # ================================================================================================
-@njit(inline="always", **JIT)
+@njit(**JIT_NRT_FREE)
 def orifice(pu, pd, c):
     """Mass flow [kg/s] from ``pu`` to ``pd`` (absolute Pa, pu ≥ pd > 0) through an orifice of sonic
     conductance ``c`` [kg/(s·Pa)] (choked flow = c·pu), and its partials (∂/∂pu, ∂/∂pd).  ISO 6358 form,
@@ -80,7 +80,7 @@ def orifice(pu, pd, c):
     return k * (pu - pd), k, -k
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_NRT_FREE)
 def biflow(pa, pb, c):
     """Flow [kg/s] from a to b through an orifice in either direction (negative: b → a), and its partials
     (∂/∂pa, ∂/∂pb)."""
@@ -90,7 +90,7 @@ def biflow(pa, pb, c):
     return -m, -da, -db
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_NRT_FREE)
 def ramp(x):
     """``(clamp(x, 0, 1), derivative)``: the gate of a valve opening over a pressure band."""
     if x <= 0.0:
@@ -100,7 +100,7 @@ def ramp(x):
     return x, 1.0
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_NRT_FREE)
 def cylinder_pressure(q, cp, patm):
     """Absolute cylinder pressure [Pa] and dp/dq from the mass state q = m·R·T/V_ref [Pa] of a cylinder
     with parameters ``cp`` (``CP_*``): p·V(p) = q·V_ref, V piecewise linear in p (dead volume; take-up
@@ -155,22 +155,22 @@ def command_index(p, t, y, delay):
     return last_le(p.sched_x, y[0] + p.front_offset - p.start_front)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_NRT_FREE)
 def _put(vals, k0, smap, mid, r, c, v):
     s = smap[mid, r, c]
     if s >= 0:
         vals[k0 + s] += v
 
 
-@njit(inline="always", **JIT)
-def _flow_rhs(dydt, p, j, base, lacc, src, dst, m):
+@njit(**JIT_NRT_FREE)
+def _flow_rhs(dydt, rtv, j, base, lacc, src, dst, m):
     """The right-hand-side part of :func:`_flow`."""
     if src >= 0:
-        dydt[base + src] -= m * p.pn_rtv[j, src]
+        dydt[base + src] -= m * rtv[j, src]
     else:
         dydt[base + lacc] -= m
     if dst >= 0:
-        dydt[base + dst] += m * p.pn_rtv[j, dst]
+        dydt[base + dst] += m * rtv[j, dst]
     else:
         dydt[base + lacc] += m
 
@@ -200,20 +200,20 @@ def _flow_jac(vals, rtv, smap, j, k0, mid, lacc, src, dst, c0, d0, c1, d1, c2, d
             _put(vals, k0, smap, mid, lacc, c, d)
 
 
-@njit(inline="always", **JIT)
-def _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, src, dst, m, c0, d0, c1, d1, c2, d2, c3, d3):
+@njit(**JIT_NRT_FREE)
+def _flow(jac, dydt, vals, rtv, smap, j, base, k0, mid, lacc, src, dst, m, c0, d0, c1, d1, c2, d2, c3, d3):
     """Add a flow ``m`` [kg/s] from local state ``src`` to ``dst`` (−1: outside: the atmosphere for a
     destination, a main reservoir for a source) of vehicle j to the right-hand side, or (``jac``) its
     partials ``d_i`` with respect to the local columns ``c_i`` (−1: unused) to the Jacobian slots.  A state
     changes by R·T/V (``pn_rtv``) per kg; the exchange state ``lacc`` collects what leaves or enters.
     ``jac`` is a constant of the caller: each variant compiles only its own part."""
     if jac:
-        _flow_jac(vals, p.pn_rtv, p.pn_smap, j, k0, mid, lacc, src, dst, c0, d0, c1, d1, c2, d2, c3, d3)
+        _flow_jac(vals, rtv, smap, j, k0, mid, lacc, src, dst, c0, d0, c1, d1, c2, d2, c3, d3)
     else:
-        _flow_rhs(dydt, p, j, base, lacc, src, dst, m)
+        _flow_rhs(dydt, rtv, j, base, lacc, src, dst, m)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_NRT_FREE)
 def _friction(g, pa, pb, kl, s):
     """Wall friction and coupling loss of a face: Φ = (f·G|G|/D + K/ℓ·G|G|)·R·T/((pa + pb)·A) [kg/s²]
     and (∂Φ/∂G, ∂Φ/∂pa = ∂Φ/∂pb)."""
@@ -340,7 +340,7 @@ def _charge_auxiliary(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, pv, 
     """The auxiliary reservoir charged from the pipe through its choke and a check valve (UIC, ECP)."""
     if pv > pa:
         m, d0, d1 = orifice(pv, pa, p.pn_vp[j, VP_CAR])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, m, lv, d0, l_ar, d1, -1, 0.0, -1, 0.0)
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_ar, m, lv, d0, l_ar, d1, -1, 0.0, -1, 0.0)
 
 
 @njit(inline="always", **JIT)
@@ -363,13 +363,13 @@ def _ecp(t, y, p, dydt, vals, j, jac, ecp_svc, ecp_em):
         ga, dga = ramp((tau - pbg) * iw)
         if ga > 0.0 or dga > 0.0:
             f, df_a, df_b = orifice(pa, pb, vp[VP_CAPP])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_ar, l_bc, ga * f, l_ar, ga * df_a, l_bc,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_ar, l_bc, ga * f, l_ar, ga * df_a, l_bc,
                   (-dga * iw * f + ga * df_b) * dpb, lv, dga * iw * dtau_pv * f, -1, 0.0)
     if pb > patm:
         gr, dgr = ramp((pbg - tau) * iw)
         if gr > 0.0 or dgr > 0.0:
             f, df_b, _x = orifice(pb, patm, vp[VP_CREL])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_bc, -1, gr * f, l_bc,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_bc, -1, gr * f, l_bc,
                   (dgr * iw * f + gr * df_b) * dpb, lv, -dgr * iw * dtau_pv * f, -1, 0.0, -1, 0.0)
 
 
@@ -401,32 +401,32 @@ def _uic(t, y, p, dydt, vals, j, jac):
         if ga > 0.0 or dga > 0.0:
             f, df_a, df_b = orifice(pa, pb, vp[VP_CAPP])
             e_ = dga * iw * dtau * f
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_ar, l_bc, ga * f, l_ar, ga * df_a, l_bc,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_ar, l_bc, ga * f, l_ar, ga * df_a, l_bc,
                   (-dga * iw * f + ga * df_b) * dpb, l_x, e_, lv, -e_)
     if pb > patm:
         gr, dgr = ramp((pbg - tau) * iw)
         if gr > 0.0 or dgr > 0.0:
             f, df_b, _x = orifice(pb, patm, vp[VP_CREL])
             e_ = dgr * iw * dtau * f
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_bc, -1, gr * f, l_bc,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_bc, -1, gr * f, l_bc,
                   (dgr * iw * f + gr * df_b) * dpb, l_x, -e_, lv, e_, -1, 0.0)
     # release position: the control reservoir follows the pipe through its choke (insensitivity)
     rg, drg = ramp((vp[VP_U_DAPP] - d) * iw)
     if rg > 0.0 or drg > 0.0:
         f, df_v, df_r = biflow(pv, pr, vp[VP_U_CCR])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_x, rg * f, lv, drg * iw * f + rg * df_v,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_x, rg * f, lv, drg * iw * f + rg * df_v,
               l_x, -drg * iw * f + rg * df_r, -1, 0.0, -1, 0.0)
     # quick service: in application, while the cylinder is below the cut-off, the pipe feeds the chamber
     gq, dgq = ramp((vp[VP_U_QSCUT] - pbg) * iw)
     qa = (1.0 - rg) * gq
     if pv > pq and (qa > 0.0 or (jac and (drg > 0.0 or dgq > 0.0))):
         f, df_v, df_q = orifice(pv, pq, vp[VP_U_CQI])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_x + 1, qa * f,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_x + 1, qa * f,
               lv, -drg * iw * gq * f + qa * df_v, l_x, drg * iw * gq * f, l_bc, -(1.0 - rg) * dgq * iw * dpb * f,
               l_x + 1, qa * df_q)
     if pq > patm:
         f, df_q, _x = orifice(pq, patm, vp[VP_U_CQO])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_x + 1, -1, f, l_x + 1, df_q, -1, 0.0, -1, 0.0,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_x + 1, -1, f, l_x + 1, df_q, -1, 0.0, -1, 0.0,
               -1, 0.0)
 
 
@@ -452,7 +452,7 @@ def _aar(t, y, p, dydt, vals, j, jac):
     # auxiliary reservoir: charged (both ways: stability against slow pipe drops) in release position
     if jac or sp < 1.0:
         f, df_v, df_a = biflow(pv, pa, vp[VP_CAR])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_ar, (1.0 - sp) * f, lv, (1.0 - sp) * df_v,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_ar, (1.0 - sp) * f, lv, (1.0 - sp) * df_v,
               l_ar, (1.0 - sp) * df_a, l_s, -f, -1, 0.0)
     # service application: AR -> BC while the AR is above the pipe (laps when they are equal)
     if pa > pb and (jac or sp > 0.0):
@@ -460,43 +460,43 @@ def _aar(t, y, p, dydt, vals, j, jac):
         gl, dgl = ramp((pa - pv) * iwl)
         if gl > 0.0 or dgl > 0.0:
             f, df_a, df_b = orifice(pa, pb, vp[VP_CAPP])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_ar, l_bc, sp * gl * f,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_ar, l_bc, sp * gl * f,
                   l_s, gl * f, l_ar, sp * (dgl * iwl * f + gl * df_a), lv, -sp * dgl * iwl * f,
                   l_bc, sp * gl * df_b * dpb)
     # release position: the cylinder exhausts completely (direct release)
     if pb > patm and (jac or sp < 1.0):
         f, df_b, _x = orifice(pb, patm, vp[VP_CREL])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_bc, -1, (1.0 - sp) * f, l_bc,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_bc, -1, (1.0 - sp) * f, l_bc,
               (1.0 - sp) * df_b * dpb, l_s, -f, -1, 0.0, -1, 0.0)
     # emergency reservoir: charged through a check valve until the emergency portion fires
     if pv > pe and (jac or em < 1.0):
         f, df_v, df_e = orifice(pv, pe, vp[VP_A_CER])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_er, (1.0 - em) * f, lv, (1.0 - em) * df_v,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_er, (1.0 - em) * f, lv, (1.0 - em) * df_v,
               l_er, (1.0 - em) * df_e, l_e, -f, -1, 0.0)
     # quick-action chamber: follows the pipe through a choke (rate sensing)
     f, df_q, df_v = biflow(pqa, pv, vp[VP_A_CQA])
-    _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_qa, lv, f, l_qa, df_q, lv, df_v, -1, 0.0, -1, 0.0)
+    _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_qa, lv, f, l_qa, df_q, lv, df_v, -1, 0.0, -1, 0.0)
     # emergency: vent valve (open while the QAC is above its closing pressure), QAC blow-down, ER <-> BC
     if pv > patm and (jac or em > 0.0):
         gv, dgv = ramp((pqa - patm - vp[VP_A_VCLOSE]) * iw)
         if gv > 0.0 or dgv > 0.0:
             f, df_v, _x = orifice(pv, patm, vp[VP_A_CVENT])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, -1, em * gv * f, l_e, gv * f,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, -1, em * gv * f, l_e, gv * f,
                   l_qa, em * dgv * iw * f, lv, em * gv * df_v, -1, 0.0)
     if pqa > patm and (jac or em > 0.0):
         f, df_q, _x = orifice(pqa, patm, vp[VP_A_CQAV])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_qa, -1, em * f, l_e, f, l_qa, em * df_q,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_qa, -1, em * f, l_e, f, l_qa, em * df_q,
               -1, 0.0, -1, 0.0)
     if jac or em > 0.0:   # both ways: the emergency reservoir, the auxiliary reservoir and the cylinder equalise
         f, df_e, df_b = biflow(pe, pb, vp[VP_A_CERB])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, l_er, l_bc, em * f, l_e, f, l_er, em * df_e,
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, l_er, l_bc, em * f, l_e, f, l_er, em * df_e,
               l_bc, em * df_b * dpb, -1, 0.0)
     # quick service: pipe air into the cylinder at the start of an application, up to its limit
     if pv > pb and (jac or sp > 0.0):
         gq, dgq = ramp((vp[VP_A_QSLIM] - pbg) * iw)
         if gq > 0.0 or dgq > 0.0:
             f, df_v, df_b = orifice(pv, pb, vp[VP_A_CQS])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, l_bc, sp * gq * f, l_s, gq * f,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_bc, sp * gq * f, l_s, gq * f,
                   lv, sp * gq * df_v, l_bc, sp * (-dgq * iw * f + gq * df_b) * dpb, -1, 0.0)
     # service piston s (0 release .. 1 application) and emergency latch e (0 .. 1 fired)
     ga, dga = ramp((pa - pv - vp[VP_A_DAPP]) * iw)
@@ -561,17 +561,17 @@ def _dbv(t, y, p, dydt, vals, j, jac):
             gs, dgs = ramp((peq - pv) * iwr)
             if pmr > pv and (gs > 0.0 or dgs > 0.0):
                 f, _x, df_v = orifice(pmr, pv, dp[DP_CSUP])
-                _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, -1, lv, gs * f, l_eq, dgs * iwr * f,
+                _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, -1, lv, gs * f, l_eq, dgs * iwr * f,
                       lv, -dgs * iwr * f + gs * df_v, -1, 0.0, -1, 0.0)
             if pv > patm:
                 gx, dgx = ramp((pv - peq) * iwr)
                 if gx > 0.0 or dgx > 0.0:
                     f, df_v, _x = orifice(pv, patm, dp[DP_CEXH])
-                    _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, -1, gx * f, lv, dgx * iwr * f + gx * df_v,
+                    _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, -1, gx * f, lv, dgx * iwr * f + gx * df_v,
                           l_eq, -dgx * iwr * f, -1, 0.0, -1, 0.0)
                 if emg:
                     f, df_v, _x = orifice(pv, patm, dp[DP_CEM])
-                    _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, lv, -1, f, lv, df_v, -1, 0.0, -1, 0.0,
+                    _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, -1, f, lv, df_v, -1, 0.0, -1, 0.0,
                           -1, 0.0)
 
 
@@ -587,15 +587,15 @@ def _vents(t, y, p, dydt, vals, j, jac, sepf, eot_em):
     plast = y[base + llast]
     if j == int(s[S_EOT_J]) and eot_em != 0.0 and plast > patm:
         f, df, _x = orifice(plast, patm, s[S_EOT_C])
-        _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, llast, -1, f, llast, df, -1, 0.0, -1, 0.0, -1, 0.0)
+        _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, llast, -1, f, llast, df, -1, 0.0, -1, 0.0, -1, 0.0)
     if sepf > 0.0:
         if j == sep_j and plast > patm:
             f, df, _x = orifice(plast, patm, s[S_SEP_C])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, llast, -1, sepf * f, llast, sepf * df, -1, 0.0,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, llast, -1, sepf * f, llast, sepf * df, -1, 0.0,
                   -1, 0.0, -1, 0.0)
         if j == sep_j + 1 and y[base] > patm:
             f, df, _x = orifice(y[base], patm, s[S_SEP_C])
-            _flow(jac, dydt, vals, p, j, base, k0, mid, lacc, 0, -1, sepf * f, 0, sepf * df, -1, 0.0, -1, 0.0,
+            _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, 0, -1, sepf * f, 0, sepf * df, -1, 0.0, -1, 0.0,
                   -1, 0.0)
 
 
