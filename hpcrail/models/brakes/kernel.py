@@ -61,7 +61,10 @@ _K_LIN = _S_LIN / (1.0 - R_LIN)
 
 
 # ================================================================================================
-# building blocks
+# building blocks: plain numba functions of arrays and scalars, not inline="always" — numba's IR inlining
+# re-runs a callee's front end at every call site (the brake right-hand side took 78 s of CPU to compile
+# with them inlined that way, 15 s without); LLVM inlines these small functions into the per-vehicle loop
+# anyway (docs/performance.md, "Pneumatic brake").  The parts that take the parameter tuple stay inlined.
 # ================================================================================================
 @njit(**JIT_NRT_FREE)
 def orifice(pu, pd, c):
@@ -206,7 +209,7 @@ def _flow(jac, dydt, vals, rtv, smap, j, base, k0, mid, lacc, src, dst, m, c0, d
     destination, a main reservoir for a source) of vehicle j to the right-hand side, or (``jac``) its
     partials ``d_i`` with respect to the local columns ``c_i`` (−1: unused) to the Jacobian slots.  A state
     changes by R·T/V (``pn_rtv``) per kg; the exchange state ``lacc`` collects what leaves or enters.
-    ``jac`` is a constant of the caller: each variant compiles only its own part."""
+    ``jac`` is a constant of the caller: LLVM, inlining this function, drops the other part."""
     if jac:
         _flow_jac(vals, rtv, smap, j, k0, mid, lacc, src, dst, c0, d0, c1, d1, c2, d2, c3, d3)
     else:
