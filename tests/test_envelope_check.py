@@ -47,9 +47,9 @@ def _true_errors(vals, ref, k):
 
 def test_check_reports_the_error_of_bdf2_on_a_lightly_damped_train(linear30):
     """bdf2 at rtol 5e-5: the checked peaks are 1-3 % off (the error is carried from the ringing after the notch
-    changes); the default check (span run, the run's method at rtol/100) reports each peak's error to within
-    0.3 percentage points and 12 % of itself, and warns; the RK4 reference of the check reproduces the
-    independent reference's errors to 0.01 pp."""
+    changes); the default check (span run, variable-order BDF at rtol/100) reports each peak's error to within
+    0.3 percentage points and 12 % of itself, and warns; so does the run's own method at rtol/100 (``reference:
+    same``); the RK4 reference of the check reproduces the independent reference's errors to 0.01 pp."""
     sc, prob, M, ref = linear30
     T = sc.simulation.duration_s
     kw = dict(sc.integrator.kwargs(), rtol=5e-5, atol=1e-6)
@@ -65,6 +65,12 @@ def test_check_reports_the_error_of_bdf2_on_a_lightly_damped_train(linear30):
     assert np.all(np.abs(err - true) <= 0.003) and np.all(np.abs(err - true) <= 0.12 * true), (err, true)
     assert vals["envelope_check_error"] == err.max() > 0.01
     assert any("differs by" in w and "tighten" in w for w in warns), warns
+    assert vals["envelope_check_reference"].startswith("bdf rtol 5e-07")
+    same = cfg.model_copy(update=dict(reference="same"))
+    vals_same, _, _cpu = check_envelopes(prob, run, "bdf2", kw, same, M)
+    assert vals_same["envelope_check_reference"].startswith("bdf2 rtol 5e-07")
+    err_same = vals_same["checked_peak_error"]
+    assert np.all(np.abs(err_same - true) <= 0.003) and np.all(np.abs(err_same - true) <= 0.12 * true)
     # the checked peaks are the run's largest: the first draft peak is the largest force of the run
     fmax, fmin = coupler_envelopes(run.acc, M)[:2]
     assert vals["checked_peak_force"][0] == fmax.max() and vals["checked_peak_force"][3] == fmin.min()
@@ -75,7 +81,7 @@ def test_check_reports_the_error_of_bdf2_on_a_lightly_damped_train(linear30):
 
 
 def test_shipped_linear30_setting_passes_its_check(linear30, tmp_path):
-    """The shipped setting (bdf2 rtol 1e-6, chosen from the check) keeps every checked peak within 1 % of the
+    """The shipped setting (variable-order bdf rtol 1e-6, chosen from the check) keeps every checked peak within 1 % of the
     independent RK4 reference, and the run's own check says so (no warning); ``hpcrail run`` prints the checked
     peaks and ``--no-check`` drops them."""
     sc, prob, M, ref = linear30
@@ -99,7 +105,7 @@ def test_cli_prints_the_checked_peaks_and_no_check_skips_them(configs_dir, tmp_p
     from hpcrail.cli import app
 
     f = str(configs_dir / "trains/linear30.yaml")
-    short = ["--set", "simulation.duration_s=100", "--set", "integrator.rtol=5e-5"]
+    short = ["--set", "simulation.duration_s=100", "--set", "integrator.method=bdf2", "--set", "integrator.rtol=5e-5"]
     r = CliRunner().invoke(app, ["run", f, "-o", str(tmp_path / "a.zarr"), *short], env={"COLUMNS": "160"})
     assert r.exit_code == 0, r.output
     assert "checked peaks" in r.output and "EXCEEDED" in r.output

@@ -6,7 +6,8 @@ import pytest
 from hpcrail.integrators import Problem, Status, integrate
 from helpers.basic_problems import Blow, Osc, blow_rhs, no_observe, osc_exact, osc_observe, osc_rhs
 
-P = Osc(w=2.0, zeta=0.05)
+W, ZETA = 2.0, 0.05
+P = Osc(W, ZETA)
 T = 10.0
 TOUT = np.linspace(0.0, T, 41)
 
@@ -16,7 +17,7 @@ def prob():
 
 
 def err(sol):
-    return np.max(np.abs(sol.y[:, 0] - osc_exact(TOUT, P.w, P.zeta)))
+    return np.max(np.abs(sol.y[:, 0] - osc_exact(TOUT, W, ZETA)))
 
 
 def observed_order(hs, errs):
@@ -50,7 +51,7 @@ def test_dense_output_matches_steps():
     fine = np.linspace(0, T, 4001)
     for method, kw in [("rk4", dict(step=0.01)), ("dopri5", dict(rtol=1e-10, atol=1e-12))]:
         sol = integrate(prob(), method, fine, T, **kw)
-        e = np.max(np.abs(sol.y[:, 0] - osc_exact(fine, P.w, P.zeta)))
+        e = np.max(np.abs(sol.y[:, 0] - osc_exact(fine, W, ZETA)))
         assert e < (1e-7 if method == "rk4" else 1e-8), (method, e)
 
 

@@ -13,8 +13,11 @@ from hpcrail.config.base import Strict
 class EnvelopeCheck(Strict):
     """Check of the run's largest in-train force peaks against a reference integration of their windows.
 
-    ``reference: auto`` is the run's own method at ``rtol``/``tighten`` and ``atol``/``tighten`` for
-    error-controlled methods and at ``step_s``/4 for fixed-step ones; ``rk4`` is classical Runge-Kutta at
+    ``reference: auto`` is, for a run of the BDF family (``bdf``, ``bdf2``, ``ndf``, ``mrbdf2``), variable-order BDF
+    (orders 1-5) at ``rtol``/``tighten`` and ``atol``/``tighten`` — a higher-order method that does not share
+    BDF2's numerical damping and costs 3.0-3.4× a BDF2 run of trains 2 and 4, where BDF2 at rtol/100 costs
+    3.8-4.1× (benchmarks/results/envelope_check.md); for other error-controlled methods the run's own method at those tolerances, for fixed-step ones the run's
+    method at ``step_s``/4.  ``same`` is the run's own method in every case; ``rk4`` is classical Runge-Kutta at
     ``reference_step_s``.
 
     ``span: run`` (default) integrates the reference over the whole run from its initial state and compares each
@@ -30,7 +33,7 @@ class EnvelopeCheck(Strict):
     """
 
     enabled: bool = Field(False, description="re-integrate the largest peaks after the run; `hpcrail run` turns "
-                          "it on unless the file sets it or --no-check is given (it costs 3.5-4.6 times the run, "
+                          "it on unless the file sets it or --no-check is given (it costs 1.7-3.4 times the run, "
                           "docs/performance.md, so sweeps and the Python API check only when asked)")
     peaks: int = Field(3, ge=1, le=50, description="largest draft peaks and largest buff peaks checked (each at a "
                        "distinct time)")
@@ -40,9 +43,10 @@ class EnvelopeCheck(Strict):
                                            "blind to earlier error)")
     lead_s: float = Field(3.0, ge=0.0, le=3600.0, description="seconds integrated before each peak (span: window) [s]")
     lag_s: float = Field(1.0, ge=0.0, le=3600.0, description="seconds integrated after each peak (span: window) [s]")
-    reference: Literal["auto", "rk4"] = Field("auto", description="auto: the run's method at tolerances / "
-                                              "tighten (fixed-step methods: step / 4); rk4: RK4 at "
-                                              "reference_step_s")
+    reference: Literal["auto", "same", "rk4"] = Field("auto", description="auto: variable-order BDF at tolerances "
+                                                      "/ tighten for BDF-family runs, else as same; same: the run's "
+                                                      "method at tolerances / tighten (fixed-step methods: step / "
+                                                      "4); rk4: RK4 at reference_step_s")
     tighten: float = Field(100.0, ge=2.0, le=1e6, description="factor on rtol and atol of the auto reference")
     reference_step_s: Optional[float] = Field(None, gt=0, le=1.0, description="RK4 step of the rk4 reference [s] "
                                               "(default 0.5 ms)")
