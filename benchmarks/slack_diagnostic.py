@@ -114,7 +114,7 @@ def wrap(k):
 
     @njit(cache=False)
     def observe(t, y, P, acc):
-        p, d, zone, band, brk, zw, bw, kw, tmp = P[0], P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8]
+        p, zone, band, brk, zw, bw, kw, tmp = P[0], P[2], P[3], P[4], P[5], P[6], P[7], P[8]
         obs0(t, y, p, acc)
         a = P[9]
         i = int(a[0, 0]) + 1
@@ -258,7 +258,7 @@ def summary(name: str, r: dict) -> list[str]:
     d = r["dom"]
     tot = max(1, sum(d["kinds"].values()))
     nw = max(1, sum(d["where"].values()))
-    lines += [f"Step-limiting state over the first {r['window']:g} s ({d['steps']:,} accepted steps; the largest "
+    lines += [f"Step-limiting state over the first {min(r['window'], r['acc_t'][-1]):g} s ({d['steps']:,} accepted steps; the largest "
               f"weighted component of the BDF2 error estimate carries a median {100 * d['share']:.0f} % of its square "
               "sum): " + ", ".join(f"{k} {100 * v / tot:.1f} %" for k, v in d["kinds"].most_common()) + "; the "
               "connections at that vehicle: " + ", ".join(f"{k} {100 * v / nw:.1f} %" for k, v in
@@ -288,10 +288,14 @@ def main():
     r = diagnose(sc, args.method, args.rtol, T, atol, args.window)
     name = f"{args.train}{' ' + str(args.vehicles) + ' vehicles' if args.vehicles else ''}, {T:g} s, " \
            f"{args.method} rtol {args.rtol:g} atol {atol:g} {' '.join(args.set)}"
-    lines = summary(name, r) + [f"load {os.getloadavg()[0]:.1f}", ""]
+    emit(summary(name, r) + [f"load {os.getloadavg()[0]:.1f}", ""], args.out)
+
+
+def emit(lines: list[str], out: str) -> None:
+    """Print ``lines`` and append them to the file ``out`` (if given)."""
     print("\n".join(lines))
-    if args.out:
-        with open(args.out, "a") as fh:
+    if out:
+        with open(out, "a") as fh:
             fh.write("\n".join(lines) + "\n")
 
 

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from integrators import envelope_error, envelopes  # noqa: E402
 from partition import consist_overrides  # noqa: E402
+from slack_diagnostic import emit  # noqa: E402
 
 from hpcrail.integrators import integrate  # noqa: E402
 from hpcrail.integrators.contract import Events, Status  # noqa: E402
@@ -146,10 +147,7 @@ def main():
     if args.sensitivity:
         lines = sensitivity(consist_overrides(args.vehicles) if args.vehicles else [], args.sensitivity,
                             [5e-3, 5e-4, 5e-5, 5e-6, 5e-7])
-        print("\n".join(lines))
-        if args.out:
-            with open(args.out, "a") as fh:
-                fh.write("\n".join(lines) + "\n")
+        emit(lines, args.out)
         return
     ov = (consist_overrides(args.vehicles) if args.vehicles else []) + [f"simulation.duration_s={args.duration}"]
     sc, _ = load_scenario(TRAINS / "train4.yaml", ov)
@@ -183,10 +181,7 @@ def main():
         lines.append(f"| {lab} | {st['steps']:,} | {st['rejected']:,} | {nr:,} | {st['nlu']:,} | "
                      f"{st['newton_iterations']:,} | {cpu:.2f} | {100 * err:.3f}{'' if ok else ' (failed)'} |")
     lines += ["", "¹ with events: includes a Python-level kernel call per restart (and compilation on a first run).", ""]
-    print("\n".join(lines))
-    if args.out:
-        with open(args.out, "a") as fh:
-            fh.write("\n".join(lines) + "\n")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":
