@@ -101,24 +101,19 @@ def jacobian_if_due(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, js, st
     into ``f`` first when it is taken by finite differences); returns True if it was evaluated (the factors are
     then stale: ``js[JS_LU_C]`` = 0)."""
     if js[JS_JVALID] == 0.0 or js[JS_RECOMP] != 0.0 or js[JS_JAGE] >= MSBJ:
-        if needs_f_for_jacobian(spec, vb):
-            rhs(t, y, params, f)
-            stats[ST_NFEV] += 1
-        evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
+        jacobian_at_stall(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, js, stats, vb)
         js[JS_JVALID] = 1.0
-        js[JS_CURJAC] = 1.0
         js[JS_RECOMP] = 0.0
-        js[JS_LU_C] = 0.0
-        js[JS_JAGE] = 0.0
         return True
     return False
 
 
 @njit(**JIT)
 def jacobian_at_stall(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, js, stats, vb):
-    """After a Newton failure with a Jacobian that was not current: the Jacobian at the iterate ``z`` where it
-    stalled (a kink of a non-smooth model — coupler slack, a friction band — may lie between the predictor and
-    the solution); the factors are then stale."""
+    """The Jacobian at (t, z) (f(t, z) into ``f`` first when it is taken by finite differences), recorded in
+    ``js`` as current and new, its factors stale.  Also after a Newton failure with a Jacobian that was not
+    current, at the iterate where it stalled (a kink of a non-smooth model — coupler slack, a friction band —
+    may lie between the predictor and the solution)."""
     if needs_f_for_jacobian(spec, vb):
         rhs(t, z, params, f)
         stats[ST_NFEV] += 1
