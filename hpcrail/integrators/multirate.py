@@ -24,7 +24,9 @@ method (Bonaventura, Casella, Delpopolo & Ranade 2018 do the same with TR-BDF2):
    the run's rows only (the model's functions evaluate the blocks ``act`` says,
    :mod:`~hpcrail.integrators.collectives`); the factors are reused while the run's c = α/h stays within
    ``run_lu_change`` of theirs and, with ``run_lu_keep``, by the same run at later global steps while the global
-   Jacobian is unchanged (the LU count, not the right-hand sides, set the cost of the runs).
+   Jacobian is unchanged (measured: fewer LUs barely move the CPU — the runs' sub-steps, their right-hand
+   sides and Newton iterations, cost — and loose reuse lets Newton stop on a wrong iterate, so both stay at
+   CVODE's 0.3 without reuse by default; docs/performance.md).
 4. The global history is updated with the final values of every state (latent: the global step's; active: the
    re-integration's), so that the next global step interpolates accepted values on both.  The next H is chosen
    from the latent blocks (and the global states) only: active blocks do not hold the whole train back.
