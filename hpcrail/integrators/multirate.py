@@ -320,7 +320,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
     nev = 0
     L, npiv = lin_storage(spec, vb)
     max_order = min(MAX_ORDER_MR, max(1, int(settings[SET_OPT0]))) if settings[SET_OPT0] > 0.0 else MAX_ORDER_MR
-    frac = settings[SET_OPT0 + 1] if settings[SET_OPT0 + 1] > 0.0 else 0.5
+    frac = settings[SET_OPT0 + 1] if settings[SET_OPT0 + 1] > 0.0 else 0.25
     hmin, hmax, max_steps, obs_dt = step_settings(settings)
     tol_given = settings[SET_NEWTON_TOL]
     maxit, max_upd = newton_settings(settings, 4)
