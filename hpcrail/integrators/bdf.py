@@ -147,7 +147,7 @@ def bdf_coefficients(ndf):
 CORR_OK, CORR_RETRY, CORR_FAIL, CORR_NONFINITE = 0, 1, 2, 3
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def bdf_predict(D, order, gamma, alpha, ypred, base, own):
     """Predictor y⁽⁰⁾ = Σ_{j≤k} D_j into ``ypred`` and ``base`` such that (α_k/h) M (y − base) = f is the
     step's implicit equation (base = y⁽⁰⁾ − Σ_{j≥1} γ_j D_j / α_k), on the states ``own`` selects (row-wise
@@ -170,49 +170,16 @@ def bdf_predict(D, order, gamma, alpha, ypred, base, own):
 
 
 @njit(**JIT)
-def bdf_correct(rhs, jac, params, t_new, cc, tol, ypred, base, ynew, js, f, mass, spec, J, LU, piv, wt, maxit,
-                max_upd, vals, ytmp, ftmp, tmp, dz, jac_fresh, stats, sync, vb):
-    """The corrector of one BDF step at ``t_new`` (c = ``cc`` = α_k/h): the Jacobian and LU reuse policy
-    (:mod:`~hpcrail.integrators.newton`, the bookkeeping view ``js``), simplified Newton from the predictor into
-    ``ynew`` and the reaction to its failure.  Returns ``(outcome, iterations, jac_fresh)``: ``CORR_OK``
-    (``ynew`` solved), ``CORR_RETRY`` (same step again: a fresh Jacobian at the stalled iterate or factors at
-    this step size), ``CORR_FAIL`` / ``CORR_NONFINITE`` (the caller reduces the step)."""
-    if jacobian_if_due(rhs, jac, params, t_new, ypred, f, spec, J, vals, ytmp, ftmp, js, stats, vb):
-        jac_fresh = True
-    code = NEWTON_CONVERGED
-    if needs_factorisation(cc, js[JS_LU_C]):
-        if not factorise_at(J, LU, cc, mass, spec, piv, tmp, js, stats, sync, vb):
-            code = NEWTON_NONFINITE
-    iters = 0
-    if code == NEWTON_CONVERGED:
-        copy_own(ynew, ypred, vb.own)
-        code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, js[JS_LU_C], mass, J, LU, piv,
-                                             spec, wt, tol, maxit, js[JS_ETA], ftmp, dz, tmp, vals, ytmp, f, max_upd,
-                                             stats, sync, vb)
-        record_newton(js, code, eta, upd, cc)
-        if upd > 0:
-            jac_fresh = True
-    if code == NEWTON_CONVERGED:
-        return CORR_OK, iters, jac_fresh
-    stats[ST_REJECTED] += 1
-    stats[ST_NFAIL] += 1
-    if not jac_fresh and code != NEWTON_NONFINITE:
-        jacobian_at_stall(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, js, stats, vb)
-        return CORR_RETRY, iters, True
-    if js[JS_LU_C] != cc and code != NEWTON_NONFINITE:
-        js[JS_LU_C] = 0.0      # old factors: refactorise at this step size first
-        return CORR_RETRY, iters, jac_fresh
-    return (CORR_NONFINITE if code == NEWTON_NONFINITE else CORR_FAIL), iters, False
-
-
-@njit(**JIT)
 def bdf_try_step(rhs, jac, params, t, h, t_final, D, order, n_equal, gamma, alpha, error_const, tol_given, ypred,
                  base, ynew, js, f, mass, spec, J, LU, piv, wt, maxit, max_upd, vals, ytmp, ftmp, tmp, dz, dtmp,
                  jac_fresh, stats, sync, vb):
-    """One attempt of a BDF step t → t + h (cut to end exactly at ``t_final``): predictor, corrector
-    (:func:`bdf_correct`, Newton tolerance ``tol_given`` or 0.1 of the error-test unit) and, when Newton
-    fails, the history rescaled to h/2; on success ``dz`` holds the local error estimate (not yet normed: the
-    caller's error test).  Returns ``(outcome, t_new, h, n_equal, iterations, jac_fresh)``."""
+    """One attempt of a BDF step t → t + h (cut to end exactly at ``t_final``): the predictor, the corrector
+    (the Jacobian and LU reuse policy of :mod:`~hpcrail.integrators.newton` on the bookkeeping view ``js``,
+    simplified Newton from the predictor into ``ynew`` with tolerance ``tol_given`` or 0.1 of the error-test
+    unit) and the reaction to its failure: ``CORR_RETRY`` (same step again: a fresh Jacobian at the stalled
+    iterate, or factors at this step size), ``CORR_FAIL`` / ``CORR_NONFINITE`` (the history rescaled to h/2); on
+    ``CORR_OK`` ``dz`` holds the local error estimate (not yet normed: the caller's error test).  Returns
+    ``(outcome, t_new, h, n_equal, iterations, jac_fresh)``."""
     own = vb.own
     t_new = t + h
     if t_new >= t_final or t_final - t_new <= 1e-12 * max(1.0, abs(t_final)):
@@ -225,19 +192,37 @@ def bdf_try_step(rhs, jac, params, t, h, t_final, D, order, n_equal, gamma, alph
     cc = alpha[order] / h
     # Newton tolerance on the error-test scale: the error estimate is error_const·(y − y_pred)
     tol = tol_given if tol_given > 0.0 else newton_tol_err(0.0) / error_const[order]
-    outcome, iters, jac_fresh = bdf_correct(rhs, jac, params, t_new, cc, tol, ypred, base, ynew, js, f, mass, spec,
-                                            J, LU, piv, wt, maxit, max_upd, vals, ytmp, ftmp, tmp, dz, jac_fresh,
-                                            stats, sync, vb)
-    if outcome == CORR_OK:
+    if jacobian_if_due(rhs, jac, params, t_new, ypred, f, spec, J, vals, ytmp, ftmp, js, stats, vb):
+        jac_fresh = True
+    code = NEWTON_CONVERGED
+    if needs_factorisation(cc, js[JS_LU_C]):
+        if not factorise_at(J, LU, cc, mass, spec, piv, tmp, js, stats, sync, vb):
+            code = NEWTON_NONFINITE
+    iters = 0
+    if code == NEWTON_CONVERGED:
+        copy_own(ynew, ypred, own)
+        code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, js[JS_LU_C], mass, J, LU, piv,
+                                             spec, wt, tol, maxit, js[JS_ETA], ftmp, dz, tmp, vals, ytmp, f, max_upd,
+                                             stats, sync, vb)
+        record_newton(js, code, eta, upd, cc)
+        if upd > 0:
+            jac_fresh = True
+    if code == NEWTON_CONVERGED:
         bdf_error_vector(dz, error_const[order], ynew, ypred, own)
-    elif outcome != CORR_RETRY:
-        change_D(D, order, 0.5, dtmp, own)
-        h *= 0.5
-        n_equal = 0
-    return outcome, t_new, h, n_equal, iters, jac_fresh
+        return CORR_OK, t_new, h, n_equal, iters, jac_fresh
+    stats[ST_REJECTED] += 1
+    stats[ST_NFAIL] += 1
+    if not jac_fresh and code != NEWTON_NONFINITE:
+        jacobian_at_stall(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, js, stats, vb)
+        return CORR_RETRY, t_new, h, n_equal, iters, True
+    if js[JS_LU_C] != cc and code != NEWTON_NONFINITE:
+        js[JS_LU_C] = 0.0      # old factors: refactorise at this step size first
+        return CORR_RETRY, t_new, h, n_equal, iters, jac_fresh
+    change_D(D, order, 0.5, dtmp, own)
+    return (CORR_NONFINITE if code == NEWTON_NONFINITE else CORR_FAIL), t_new, 0.5 * h, 0, iters, False
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def bdf_change(D, order, delta, factor, h, t, t_final, hmax, dtmp, own):
     """Apply the order change ``delta`` and step factor of :func:`bdf_select` (the step at most ``hmax``);
     an increase below ``BDF_KEEP`` at unchanged order is not taken (the LU factors are kept).  Returns
@@ -251,7 +236,7 @@ def bdf_change(D, order, delta, factor, h, t, t_final, hmax, dtmp, own):
     return order, h * factor, True
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def bdf_error_vector(dz, ec, ynew, ypred, own):
     """dz ← ec·(y_{n+1} − y⁽⁰⁾) (the local error estimate; ``ec`` the order's error constant)."""
     for s in range(2):
@@ -260,7 +245,7 @@ def bdf_error_vector(dz, ec, ynew, ypred, own):
             dz[i] = ec * (ynew[i] - ypred[i])
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def bdf_update_history(D, order, ynew, ypred, own):
     """After an accepted step: D_{k+2} ← d − D_{k+1}, D_{k+1} ← d (d = y_{n+1} − y⁽⁰⁾) and D_j ← D_j + D_{j+1}
     for j = k..0 (D^{j+1} y_n = D^j y_n − D^j y_{n−1})."""
@@ -332,7 +317,7 @@ def bdf_work(n, rows, spec, vb):
             np.empty(n), np.empty((rows, n)))
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def bdf_step_begin(D, order, h, n_equal, t, hmin, hmax, y, atol, rtolv, wt, dtmp, own):
     """Start of a step from (t, y): the step cut to ``hmax`` (the history rescaled), the error weights
     1/(atol + rtol·|y_n|) of its Newton iteration and error test (CVODE's), the smallest step.  Returns

@@ -292,12 +292,9 @@ def subband_factorise(J, LU, piv, c, mass, sub, stats):
     return band_lu(LU[o:z * w], z - a, ml, mu, piv[a:z])
 
 
-@njit(**JIT)
-def _sys_solve(LU, spec, piv, dz, tmp, sub, sync, vb):
-    """dz ← (c_lu·M − J)⁻¹ dz: the kernel's linear system, or the run's sub-band (``sub``)."""
-    if sub.size == 0:
-        lin_solve(LU, spec, piv, dz, tmp, sync, vb)
-        return
+@njit(inline="always", **JIT)
+def subband_solve(LU, piv, dz, sub):
+    """dz ← (c_lu·M − J)⁻¹ dz on the run's states with its sub-band factors."""
     a = sub[SUB_A]
     z = sub[SUB_Z]
     ml = sub[SUB_ML]
@@ -306,11 +303,9 @@ def _sys_solve(LU, spec, piv, dz, tmp, sub, sync, vb):
     band_solve(LU[a * w:z * w], z - a, ml, mu, piv[a:z], dz[a:z])
 
 
-@njit(**JIT)
-def _sys_norm(dz, scl, wt, sub, sync, vb):
-    """dz ← scl·dz and its weighted RMS norm: over every state (collective), or over the run's states."""
-    if sub.size == 0:
-        return wrms(sync, vb, dz, scl, wt)
+@njit(inline="always", **JIT)
+def subband_norm(dz, scl, wt, sub):
+    """dz ← scl·dz on the run's states and its weighted RMS norm there."""
     a = sub[SUB_A]
     z = sub[SUB_Z]
     s = 0.0
@@ -383,10 +378,13 @@ def newton_iterate(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec
         stats[ST_NFEV] += 1
         it += 1
         _residual(f, c, mass, z, base, dz, own)
-        _sys_solve(LU, spec, piv, dz, tmp, sub, sync, vb)
+        if sub.size == 0:
+            lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+        else:
+            subband_solve(LU, piv, dz, sub)
         stats[ST_NEWTON] += 1
         # scaled correction and its norm in one pass (a NaN/inf in f shows up here: no separate check)
-        nrm = _sys_norm(dz, scl, wt, sub, sync, vb)
+        nrm = wrms(sync, vb, dz, scl, wt) if sub.size == 0 else subband_norm(dz, scl, wt, sub)
         if not math.isfinite(nrm):
             return NEWTON_NONFINITE, it, rate, upd
         if kk > 0:
@@ -405,9 +403,12 @@ def newton_iterate(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec
                 scl = 1.0
                 limit = it + maxit
                 _residual(f, c, mass, z, base, dz, own)
-                _sys_solve(LU, spec, piv, dz, tmp, sub, sync, vb)
+                if sub.size == 0:
+                    lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+                else:
+                    subband_solve(LU, piv, dz, sub)
                 stats[ST_NEWTON] += 1
-                nrm = _sys_norm(dz, 1.0, wt, sub, sync, vb)
+                nrm = wrms(sync, vb, dz, 1.0, wt) if sub.size == 0 else subband_norm(dz, 1.0, wt, sub)
                 if not math.isfinite(nrm):
                     return NEWTON_NONFINITE, it, rate, upd
                 kk = 0
