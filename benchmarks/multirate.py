@@ -12,8 +12,12 @@ The checked-envelope table runs the envelope check of :mod:`hpcrail.results.enve
 the run's method at rtol/100) on each train's shipped setting and prints every checked peak's difference and the
 check's CPU against the run's.
 
+``--variants`` adds mrbdf2 rows with method options, ``;`` between variants and ``,`` between options (e.g.
+``run_lu_keep=1;run_lu_change=0.6`` — the runs' LU reuse — or ``refine_fraction=0.25``): the same run, the same
+reference.
+
 Usage:  python benchmarks/multirate.py [--trains train2,train4,linear30] [--repeat 3] [--block-vehicles 32]
-        [--set simulation.duration_s=600 ...]
+        [--variants "run_lu_keep=1;run_lu_change=0.6"] [--set simulation.duration_s=600 ...]
 Writes benchmarks/results/multirate.md.
 """
 from __future__ import annotations
@@ -60,6 +64,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--block-vehicles", type=int, default=32)
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--variants", default="", help="mrbdf2 option sets: 'a=1,b=2;c=3'")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args()
     load0 = os.getloadavg()
@@ -73,19 +78,24 @@ def main():
         _sc, _p, ref, ref_cpu, M = _solve(path, over, "bdf2", ref_kw, 1)
         rf = coupler_envelopes(ref.acc, M)[:2]
         fscale = max(rf[0].max(), -rf[1].min())
-        for method in ("bdf2", "mrbdf2"):
-            sc, prob, sol, cpu, M = _solve(path, over, method, kw, a.repeat)
+        runs = [("bdf2", "bdf2", {}), ("mrbdf2", "mrbdf2", {})]
+        for v in filter(None, a.variants.split(";")):
+            opts = {k.strip(): float(x) for k, x in (kv.split("=") for kv in v.split(","))}
+            runs.append(("mrbdf2", "mrbdf2 " + v, opts))
+        for method, label, opts in runs:
+            kw_m = dict(kw, options=dict(kw.get("options") or {}, **opts)) if opts else kw
+            sc, prob, sol, cpu, M = _solve(path, over, method, kw_m, a.repeat)
             f = coupler_envelopes(sol.acc, M)[:2]
             env = max(np.max(np.abs(f[0] - rf[0])), np.max(np.abs(f[1] - rf[1]))) / fscale
             peak = max(abs(f[0].max() / rf[0].max() - 1), abs(f[1].min() / rf[1].min() - 1))
             st = sol.stats
             P = prob.blocks.n_blocks if prob.blocks is not None else 1
-            rows.append(dict(train=name, N=M + 1, T=sc.simulation.duration_s, method=method, P=P,
+            rows.append(dict(train=name, N=M + 1, T=sc.simulation.duration_s, method=label, P=P,
                              ok=sol.success, steps=st["steps"], rejected=st["rejected"],
                              substeps=st.get("substeps", 0), block_steps=st.get("block_steps", st["steps"] * P),
                              nlu=st["nlu"], cpu=cpu, env=env, peak=peak))
             print(rows[-1], flush=True)
-            if method == sc0.integrator.method:                     # the shipped setting's checked envelopes
+            if label == sc0.integrator.method:                      # the shipped setting's checked envelopes
                 vals, _w, ccpu = check_envelopes(prob, sol, method, kw, sc.output.envelope_check, M)
                 checks.append(dict(train=name, method=method, rtol=kw["rtol"], cpu=cpu, check_cpu=ccpu,
                                    ref=vals["envelope_check_reference"], err=vals["checked_peak_error"],
@@ -93,7 +103,8 @@ def main():
                 print(checks[-1], flush=True)
     load1 = os.getloadavg()
     cmd = (f"python benchmarks/multirate.py --trains {a.trains} --repeat {a.repeat} --block-vehicles "
-           f"{a.block_vehicles}" + "".join(f" --set {s}" for s in a.set))
+           f"{a.block_vehicles}" + "".join(f" --set {s}" for s in a.set)
+           + (f' --variants "{a.variants}"' if a.variants else ""))
     L = ["# Multirate blocks (mrbdf2) against the shipped bdf2, and the checked envelopes", "",
          f"`{cmd}`; load average (1/5/15 min) {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f} before, "
          f"{load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} after (2 cores shared with other sessions: CPU times are "

@@ -71,3 +71,18 @@ def test_multirate_refuses_threads_and_noninertial_consists():
     with pytest.raises(ConfigError) as e:
         load_scenario(CONFIGS / "trains/noninertial_curve_100.yaml", ["integrator.method=mrbdf2"])
     assert "integrator.method" in str(e.value)
+
+
+def test_method_options_past_the_fifth_reach_their_own_settings_slots():
+    """mrbdf2's run options are method options 7 and 8: they land in settings slots 13 and 14 and never in the
+    observation-interval or wall-budget slots that options 5 and 6 would have taken."""
+    from hpcrail.integrators import registry
+    from hpcrail.integrators.contract import SET_OBS_DT, SET_OPT0, SET_WALL_BUDGET
+    from hpcrail.integrators.driver import make_settings, method_options
+
+    extra = method_options(registry.get("mrbdf2"), {"run_lu_change": 0.7, "run_lu_keep": 1.0, "max_order": 1})
+    s = make_settings(extra=extra)
+    assert s[SET_OPT0 + 7] == 0.7 and s[SET_OPT0 + 8] == 1.0 and s[SET_OPT0] == 1.0
+    assert s[SET_OBS_DT] == 0.0 and s[SET_WALL_BUDGET] == 0.0
+    with pytest.raises(ValueError, match="run_lu_change"):
+        method_options(registry.get("mrbdf2"), {"run_lu_change": 9.0})

@@ -438,3 +438,68 @@ def run_workers(fn, ws: list, bar: np.ndarray | None = None) -> list:
     if errs:
         raise errs[0]
     return out
+
+
+@njit(inline="always", **JIT)
+def wsumsq(x, wt, a, z):
+    """Σ (x_i·wt_i)² over [a, z) (one accumulator)."""
+    s = 0.0
+    for i in range(a, z):
+        v = x[i] * wt[i]
+        s += v * v
+    return s
+
+
+@njit(**JIT)
+def block_errors(own, dz, wt, eb, b0, b1):
+    """RMS norms of ``dz·wt`` per block ``b0 <= b < b1`` into ``eb`` (float64[P]); returns their maximum (NaN
+    propagates).  One worker's blocks (the multirate BDF's per-block error test)."""
+    emax = 0.0
+    for b in range(b0, b1):
+        a = own[OW_BOUNDS + b]
+        z = own[OW_BOUNDS + b + 1]
+        e = math.sqrt(wsumsq(dz, wt, a, z) / max(1, z - a))
+        eb[b] = e
+        if not e <= emax:     # NaN propagates
+            emax = e
+    return emax
+
+
+@njit(**JIT)
+def latent_max(own, dz, wt, refine, refining):
+    """Largest RMS norm of ``dz·wt`` over the blocks not marked in ``refine`` (every block unless ``refining``)
+    and the global states."""
+    P = own[OW_P]
+    e = 0.0
+    for b in range(P):
+        if refining and refine[b]:
+            continue
+        a = own[OW_BOUNDS + b]
+        z = own[OW_BOUNDS + b + 1]
+        v = math.sqrt(wsumsq(dz, wt, a, z) / max(1, z - a))
+        if not v <= e:
+            e = v
+    a = own[OW_G0]
+    z = own[OW_N]
+    if z > a:
+        v = math.sqrt(wsumsq(dz, wt, a, z) / (z - a))
+        if not v <= e:
+            e = v
+    return e
+
+
+#: the norms of :func:`error_norm`
+NORM_ALL, NORM_BLOCKS, NORM_LATENT = 0, 1, 2
+
+
+@njit(**JIT)
+def error_norm(kind, dz, wt, eb, refine, b0, b1, sync, vb):
+    """The error norm a BDF step's order selection takes: ``NORM_ALL`` the weighted RMS norm over every state
+    (:func:`wrms`, collective); ``NORM_BLOCKS`` the largest block norm over the blocks [b0, b1)
+    (:func:`block_errors`, into ``eb``); ``NORM_LATENT`` the largest over the blocks not in ``refine`` and the
+    global states (:func:`latent_max`; ``b0`` = 1: only those, 0: every block)."""
+    if kind == NORM_ALL:
+        return wrms(sync, vb, dz, 1.0, wt)
+    if kind == NORM_BLOCKS:
+        return block_errors(vb.own, dz, wt, eb, b0, b1)
+    return latent_max(vb.own, dz, wt, refine, b0 == 1)

@@ -36,7 +36,8 @@ from hpcrail.integrators.collectives import (  # noqa: F401 (_monotonic_ns re-ex
     OW_BHI, OW_BLO, OW_P, _monotonic_ns, all_sum, block_range, copy_own, seg,
 )
 from hpcrail.integrators.contract import (
-    DONE, MAX_STEPS, RUNNING, ST_EVENTS, ST_NFEV, ST_REJECTED, ST_STEPS, TIME_BUDGET,
+    DONE, MAX_STEPS, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, ST_EVENTS, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW,
+    TIME_BUDGET,
 )
 from hpcrail.integrators.linalg import SP_NEV, SP_OFF_EVDIR, SP_OFF_EVTERM
 
@@ -147,6 +148,22 @@ def loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
     if iout.size > 1 and iout[1] > 0 and attempts % 16 == 0 and _monotonic_ns() > iout[1]:
         return TIME_BUDGET
     return STEP_ON
+
+
+@njit(inline="always", **JIT)
+def step_settings(settings):
+    """``(hmin, hmax, max_steps, obs_dt)`` of a kernel's ``settings`` (hmax 1e300 when not given)."""
+    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
+    return settings[SET_HMIN], hmax, settings[SET_MAX_STEPS], settings[SET_OBS_DT]
+
+
+@njit(inline="always", **JIT)
+def failed_step_status(newton_failed, nonfinite):
+    """Status of a step that could not be taken: ``NON_FINITE`` / ``NEWTON_FAILURE`` if its last attempt's
+    Newton iteration failed (on a non-finite right-hand side / by not converging), else ``STEP_UNDERFLOW``."""
+    if newton_failed:
+        return NON_FINITE if nonfinite else NEWTON_FAILURE
+    return STEP_UNDERFLOW
 
 
 @njit(inline="always", **JIT)

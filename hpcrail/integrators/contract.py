@@ -101,6 +101,7 @@ SET_NEWTON_JUPD = 10  #: implicit methods: Jacobian updates allowed inside one s
 SET_OBS_DT = 11      #: all methods: also ``observe`` the dense output every this many seconds (0 = step ends)
 SET_WALL_BUDGET = 12  #: all methods: wall-time budget [s] of the whole run (0 = none); the drivers turn it into
 #:                       the deadline ``iout[1]`` when the run starts
+#: slots 13-15: method options 7-9 (``SET_OPT0 + 7``..; options 5 and 6 do not exist, their slots are the two above)
 N_SETTINGS = 16
 
 # ---- tstate layout common to all methods ----------------------------------------------------

@@ -227,12 +227,15 @@ def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[C
 
 def make_settings(*, step: float = 0.0, hmin: float = 0.0, hmax: float = 0.0, max_steps: float = 1e8,
                   rtol: float = 1e-6, safety: float = 0.9, extra: tuple = ()) -> np.ndarray:
-    """Pack the common settings into the float64[16] array of the contract (``extra`` from index 6)."""
+    """Pack the common settings into the float64[16] array of the contract (``extra``: the method options by
+    index, from index 6; options 5 and 6 do not exist — their slots hold the observation interval and the wall
+    budget — and options 7-9 go to slots 13-15)."""
     s = np.zeros(N_SETTINGS)
     s[SET_STEP], s[SET_HMIN], s[SET_HMAX] = step, hmin, hmax
     s[SET_MAX_STEPS], s[SET_RTOL], s[SET_SAFETY] = max_steps, rtol, safety
-    for i, v in enumerate(extra):
-        s[SET_OPT0 + i] = v
+    for i, v in enumerate(extra[:N_SETTINGS - SET_OPT0]):
+        if SET_OPT0 + i not in (SET_OBS_DT, SET_WALL_BUDGET):
+            s[SET_OPT0 + i] = v
     return s
 
 
@@ -247,7 +250,7 @@ def method_options(info: registry.MethodInfo, options: dict | None) -> tuple:
     if unknown:
         allowed = ", ".join(sorted(settable)) or "none"
         raise ValueError(f"method {info.name!r} has no option {unknown[0]!r}; allowed: {allowed}")
-    vals = [0.0] * 5
+    vals = [0.0] * (N_SETTINGS - SET_OPT0)
     for name, opt in info.options.items():
         v = float(options.get(name, opt.default))
         if not (opt.low <= v <= opt.high):
@@ -327,7 +330,7 @@ def call_arrays(problem: Problem, info: registry.MethodInfo, spec: np.ndarray, t
     cap = current_budget()
     if cap.max_steps > 0:
         max_steps = min(int(max_steps), cap.max_steps)
-    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=tuple(extra)[:5])
+    settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=tuple(extra))
     settings[SET_OBS_DT] = observe_interval
     settings[SET_WALL_BUDGET] = cap.wall_time_s if wall_budget_s is None else float(wall_budget_s)
     ev = problem.events
@@ -437,7 +440,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
         cap = current_budget()       # its step budget applies; a wall-time budget cannot (one clock per worker)
         if cap.max_steps > 0:
             max_steps = min(int(max_steps), cap.max_steps)
-        settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra[:5])
+        settings = make_settings(step=step, hmin=hmin, hmax=hmax, max_steps=max_steps, rtol=rtol, extra=extra)
         settings[SET_OBS_DT] = observe_interval
         kernel, ctime = compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac))
         serial = None   # a multirate method on one worker: the serial bordered band on the whole state

@@ -36,24 +36,24 @@ from numba import njit
 from hpcrail._numba import JIT
 from hpcrail.integrators.collectives import all_finite, copy_own, seg, wrms
 from hpcrail.integrators.common import (
-    EPS, dense_needed, event_work, finish_step, hermite_coeffs, initial_step, STEP_ON, loop_gate, step_end,
-    step_factor,
+    dense_needed, EPS, event_work, finish_step, hermite_coeffs, initial_step, loop_gate, step_end, step_factor,
+    STEP_ON, step_settings,
 )
 from hpcrail.integrators.contract import (
-    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
-    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OPT0, SET_RTOL, SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED,
-    ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_MAX_STEPS, SET_NEWTON_TOL, SET_OBS_DT, SET_OPT0, SET_RTOL,
+    SET_SAFETY, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED, ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_NEV
 from hpcrail.integrators.newton import (
-    MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, default_newton_tol, evaluate_jacobian, factorise, jac_values,
-    lin_solve, lin_storage, lin_storage_py, matrices, needs_f_for_jacobian, needs_factorisation, newton_solve,
-    newton_tol_err,
+    default_newton_tol, evaluate_jacobian, factorise, factorise_at, jac_values, jacobian_at_stall, jacobian_if_due,
+    jacobian_reset, lin_solve, lin_storage, lin_storage_py, matrices, N_JS, needs_factorisation, NEWTON_CONVERGED,
+    NEWTON_NONFINITE, newton_settings, newton_solve, newton_tol_err, record_newton,
 )
 
 _N_SCAL = 12
 # scalar slots of the implicit one-step methods
-_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_HNOM, _SC_JVALID, _SC_TPREV, _SC_HPREV, _SC_JAGE, _SC_HOLD, \
+# (the first six: the Jacobian bookkeeping ``js`` of :mod:`~hpcrail.integrators.newton`, in its order)
+_SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID, _SC_JAGE, _SC_HNOM, _SC_TPREV, _SC_HPREV, _SC_HOLD, \
     _SC_EOLD = range(11)
 #: step-size factors below this are not taken (keeps the step; CVODE's threshold is 1.5)
 FAC_KEEP = 1.2
@@ -116,14 +116,10 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     adaptive = scheme >= 2
     expo = 1.0 / (_P_TAB[scheme] + 1.0)
     rtol = settings[SET_RTOL]
-    hmin = settings[SET_HMIN]
-    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
+    hmin, hmax, max_steps, obs_dt = step_settings(settings)
     safety = settings[SET_SAFETY] if settings[SET_SAFETY] > 0.0 else 0.9
-    max_steps = settings[SET_MAX_STEPS]
-    obs_dt = settings[SET_OBS_DT]
     tol = newton_tol_err(settings[SET_NEWTON_TOL]) if adaptive else default_newton_tol(rtol, settings[SET_NEWTON_TOL])
-    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 5
-    max_upd = int(settings[SET_NEWTON_JUPD])
+    maxit, max_upd = newton_settings(settings, 5)
     # ---- persistent state
     t = tstate[TS_T]
     K0 = tstate[TS_F0:TS_F0 + n]
@@ -131,6 +127,7 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     g0 = tstate[og:og + nev]
     osc = og + nev
     sc = tstate[osc:osc + _N_SCAL]
+    js = sc[:N_JS]
     oj = osc + _N_SCAL
     J, LU, piv = matrices(tstate, oj, L, npiv)
     oq = oj + 2 * L + npiv
@@ -157,13 +154,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 K0[i] = f[i] / mass[i] if mass[i] != 0.0 else 0.0
         if nev > 0:
             events(t, y, params, g0)
-        sc[_SC_LU_C] = 0.0
-        sc[_SC_CURJAC] = 0.0
-        sc[_SC_JVALID] = 0.0
-        sc[_SC_ETA] = 1.0
-        sc[_SC_RECOMP] = 0.0
+        jacobian_reset(js)
         sc[_SC_HPREV] = 0.0
-        sc[_SC_JAGE] = 0.0
         sc[_SC_EOLD] = 0.0
         sc[_SC_HOLD] = 0.0
         h0 = settings[SET_STEP]
@@ -187,26 +179,14 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
         hs, tn = step_end(t, h, t_final, not adaptive)
         c = 1.0 / (hs * d)
         # Jacobian (at the start, every MSBJ steps, on request) and iteration matrix (CVODE's rules)
-        if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
-            if needs_f_for_jacobian(spec, vb):
-                rhs(t, y, params, f)
-                stats[ST_NFEV] += 1
-            evaluate_jacobian(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, stats, vb)
-            sc[_SC_JVALID] = 1.0
-            sc[_SC_CURJAC] = 1.0
-            sc[_SC_RECOMP] = 0.0
-            sc[_SC_LU_C] = 0.0
-            sc[_SC_JAGE] = 0.0
+        if jacobian_if_due(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, js, stats, vb):
             jac_fresh = True
         if (needs_factorisation(c, sc[_SC_LU_C]) if adaptive else abs(sc[_SC_LU_C] - c) > 1e-9 * c):
-            if not factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
-                sc[_SC_LU_C] = 0.0
+            if not factorise_at(J, LU, c, mass, spec, piv, tmp, js, stats, sync, vb):
                 stats[ST_REJECTED] += 1
                 newton_failed = True
                 h = 0.5 * hs
                 continue
-            sc[_SC_LU_C] = c
-            sc[_SC_ETA] = 1.0
         c_lu = sc[_SC_LU_C]
         for s in range(2):
             a, z = seg(own, s)
@@ -256,13 +236,10 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             code, iters, rate, upd = newton_solve(rhs, jac, params, t + C[s] * hs, Zs[s], base, c, c_lu, mass, J,
                                                   LU, piv, spec, wt, tol, maxit, sc[_SC_ETA], f, dz, tmp, vals,
                                                   ytmp, ftmp, max_upd, stats, sync, vb)
-            sc[_SC_ETA] = rate
+            record_newton(js, code, rate, upd, c)
             if upd > 0:
-                sc[_SC_CURJAC] = 1.0
-                sc[_SC_JAGE] = 0.0
                 jac_fresh = True
                 c_lu = c
-                sc[_SC_LU_C] = c if code != NEWTON_NONFINITE else 0.0
             iters_max = max(iters_max, iters)
             if code != NEWTON_CONVERGED:
                 s_fail = s
@@ -277,14 +254,8 @@ def esdirk(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
             if not jac_fresh and code != NEWTON_NONFINITE:
                 # retry once with the Jacobian at the iterate where Newton stalled: a non-smooth
                 # model (coupler slack, friction band) may have crossed a kink within the step
-                ts_ = t + C[s_fail] * hs
-                if needs_f_for_jacobian(spec, vb):
-                    rhs(ts_, Zs[s_fail], params, f)
-                    stats[ST_NFEV] += 1
-                evaluate_jacobian(rhs, jac, params, ts_, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, stats, vb)
-                sc[_SC_CURJAC] = 1.0
-                sc[_SC_LU_C] = 0.0
-                sc[_SC_JAGE] = 0.0
+                jacobian_at_stall(rhs, jac, params, t + C[s_fail] * hs, Zs[s_fail], f, spec, J, vals, ytmp, ftmp, js,
+                                  stats, vb)
                 jac_fresh = True
                 continue
             if c_lu != c and code != NEWTON_NONFINITE:

@@ -18,9 +18,15 @@ method (Bonaventura, Casella, Delpopolo & Ranade 2018 do the same with TR-BDF2):
    with its own adaptive steps h ≤ H, starting from the global history rescaled to h: the states the run's
    functions read outside it (the halo: the last states of the block ahead, the first states of the block
    behind, the states every block reads and the global states) are taken from the global step's interpolating
-   polynomial at each stage time — the latent solution, accurate by the error test.  The run's Newton uses the
-   band of the global Jacobian restricted to its states (its own LU), re-evaluating the run's rows only
-   (the model's functions evaluate the blocks ``act`` says, :mod:`~hpcrail.integrators.collectives`).
+   polynomial at each stage time — the latent solution, accurate by the error test.  The run's Newton
+   (:func:`~hpcrail.integrators.newton.newton_iterate`, the iteration of every implicit kernel, on the run's
+   linear system) uses the band of the global Jacobian restricted to its states with its own LU, re-evaluating
+   the run's rows only (the model's functions evaluate the blocks ``act`` says,
+   :mod:`~hpcrail.integrators.collectives`); the factors are reused while the run's c = α/h stays within
+   ``run_lu_change`` of theirs and, with ``run_lu_keep``, by the same run at later global steps while the global
+   Jacobian is unchanged (measured: fewer LUs barely move the CPU — the runs' sub-steps, their right-hand
+   sides and Newton iterations, cost — and loose reuse lets Newton stop on a wrong iterate, so both stay at
+   CVODE's 0.3 without reuse by default; docs/performance.md).
 4. The global history is updated with the final values of every state (latent: the global step's; active: the
    re-integration's), so that the next global step interpolates accepted values on both.  The next H is chosen
    from the latent blocks (and the global states) only: active blocks do not hold the whole train back.
@@ -35,6 +41,10 @@ the tolerance.  With one block (or no multirate description in the layout) the m
 BDF of order ≤ 2 with the per-block error norm.  One worker only (the serial bordered-band linear algebra on the
 whole state); events and observation intervals are not supported.
 
+The global step and the runs' steps are the BDF step of :mod:`hpcrail.integrators.bdf` (its predictor,
+corrector with the Jacobian/LU policy, error vector, history update, order and step selection), called on the
+whole vector or on the run's states; only the per-block error test and the refinement are this module's.
+
 Sources: V. Savcenco, W. Hundsdorfer, J.G. Verwer, "A multirate time stepping strategy for stiff ordinary
 differential equations", BIT 47 (2007) 137-155; L. Bonaventura, F. Casella, L. Delpopolo, A. Ranade, "A self
 adjusting multirate algorithm based on the TR-BDF2 method", MOX report 08/2018 (Comput. Math. Appl. 2020);
@@ -48,18 +58,25 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.bdf import BDF_KEEP, _bdf_dense, bdf_coefficients, change_D
-from hpcrail.integrators.collectives import MR_G0, MR_HA, MR_HB, MR_NG, OW_BHI, OW_BLO, OW_BOUNDS, OW_G0, OW_MR, OW_N, OW_P, copy_own, seg
-from hpcrail.integrators.common import EPS, STEP_ON, dense_needed, event_work, finish_step, initial_step, loop_gate, step_factor
-from hpcrail.integrators.contract import (
-    NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_NEWTON_JUPD, SET_NEWTON_MAXITER,
-    SET_NEWTON_TOL, SET_OBS_DT, SET_OPT0, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_NJEV, ST_NLU, ST_REJECTED,
-    ST_STEPS, STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+from hpcrail.integrators.bdf import (
+    CORR_NONFINITE, CORR_OK, CORR_RETRY, _bdf_dense, bdf_change, bdf_coefficients, bdf_error_vector, bdf_predict,
+    bdf_select, bdf_start, bdf_step_begin, bdf_try_step, bdf_update_history, bdf_work, change_D,
 )
-from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_OFF_DEST, SP_PERM_FROM, band_lu, band_solve
+from hpcrail.integrators.collectives import (
+    MR_G0, MR_HA, MR_HB, MR_NG, NORM_BLOCKS, NORM_LATENT, OW_BHI, OW_BLO, OW_BOUNDS, OW_G0, OW_MR, OW_N, OW_P,
+    block_errors, copy_own, seg, wsumsq,
+)
+from hpcrail.integrators.common import (
+    dense_needed, EPS, event_work, failed_step_status, finish_step, loop_gate, step_factor, STEP_ON, step_settings,
+)
+from hpcrail.integrators.contract import (
+    RUNNING, SET_NEWTON_TOL, SET_OPT0, SET_STEP, ST_NFAIL, ST_NJEV, ST_REJECTED, ST_STEPS, TS_F0, TS_FVALID,
+    TS_H, TS_T,
+)
+from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_PERM_FROM
 from hpcrail.integrators.newton import (
-    MSBJ, NEWTON_CONVERGED, NEWTON_NONFINITE, NEWTON_SLOW, evaluate_jacobian, factorise, jac_values, lin_storage,
-    lin_storage_py, matrices, needs_f_for_jacobian, needs_factorisation, newton_solve, newton_tol_err,
+    DGMAX, N_JS, NEWTON_CONVERGED, NEWTON_NONFINITE, lin_storage, lin_storage_py, matrices,
+    newton_iterate, newton_settings, newton_tol_err, subband_factorise,
 )
 
 #: rows of the BDF history kept (orders ≤ 2: D_0..D_2 and the two correction rows)
@@ -70,6 +87,7 @@ BUFFER = 0.5
 #: largest step growth of the global step right after a step with re-integrated blocks
 GROW_AFTER_REFINE = 2.0
 _N_SCAL = 16
+#: the first eight slots are the bdf kernel's (its helpers read them), then the re-integration counters
 _SC_ORDER, _SC_NEQ, _SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID, _SC_JAGE, _SC_SUBSTEPS, \
     _SC_SUBREJ, _SC_REFINED, _SC_BLOCKSTEPS = range(12)
 
@@ -112,52 +130,6 @@ def multirate_counters(tstate: np.ndarray, n: int) -> dict:
     sc = tstate[3 + n:3 + n + _N_SCAL]
     return {"substeps": int(sc[_SC_SUBSTEPS]), "subrejected": int(sc[_SC_SUBREJ]), "refined": int(sc[_SC_REFINED]),
             "block_steps": int(sc[_SC_BLOCKSTEPS])}
-
-
-@njit(inline="always", **JIT)
-def _sumsq(x, wt, a, z):
-    s = 0.0
-    for i in range(a, z):
-        v = x[i] * wt[i]
-        s += v * v
-    return s
-
-
-@njit(**JIT)
-def _block_errors(own, dz, wt, eb, b0, b1):
-    """RMS norms of ``dz·wt`` per block ``b0 <= b < b1`` into ``eb``; returns their maximum."""
-    emax = 0.0
-    for b in range(b0, b1):
-        a = own[OW_BOUNDS + b]
-        z = own[OW_BOUNDS + b + 1]
-        e = math.sqrt(_sumsq(dz, wt, a, z) / max(1, z - a))
-        eb[b] = e
-        if not e <= emax:     # NaN propagates
-            emax = e
-    return emax
-
-
-@njit(**JIT)
-def _latent_max(own, dz, wt, eb, refine, refining):
-    """Largest RMS norm of ``dz·wt`` over the latent blocks (every block unless ``refining``) and the global
-    states."""
-    P = own[OW_P]
-    e = 0.0
-    for b in range(P):
-        if refining and refine[b]:
-            continue
-        a = own[OW_BOUNDS + b]
-        z = own[OW_BOUNDS + b + 1]
-        v = math.sqrt(_sumsq(dz, wt, a, z) / max(1, z - a))
-        if not v <= e:
-            e = v
-    a = own[OW_G0]
-    z = own[OW_N]
-    if z > a:
-        v = math.sqrt(_sumsq(dz, wt, a, z) / (z - a))
-        if not v <= e:
-            e = v
-    return e
 
 
 @njit(inline="always", **JIT)
@@ -205,123 +177,17 @@ def _samples_range(t0, h, Q, K, t_end, t_out, Y_out, k0, a, z):
 
 
 @njit(**JIT)
-def _run_jacobian(jac, params, t, zf, spec, J, vals, own, ba, bz, stats):
-    """Re-evaluate the Jacobian rows of the run of blocks ``[ba, bz)`` (the model's ``jac`` with ``act`` on the
-    run) into the band storage ``J``."""
-    mro = own[OW_MR]
-    ng = own[mro + MR_NG]
-    P = own[OW_P]
-    k0 = own[mro + MR_G0 + ng + ba]
-    k1 = own[mro + MR_G0 + ng + P + bz - 1]
-    jac(t, zf, params, vals)
-    od = spec[SP_OFF_DEST]
-    for k in range(k0, k1):
-        d = spec[od + k]
-        if d >= 0:
-            J[d] = 0.0
-    for k in range(k0, k1):
-        d = spec[od + k]
-        if d >= 0:
-            J[d] += vals[k]
-    stats[ST_NJEV] += 1
-
-
-@njit(**JIT)
-def _run_factorise(J, LUf, pivf, c, mass, a, z, ml, mu, stats):
-    """Band LU of c·M − J restricted to the states ``[a, z)`` (the columns of the band storage ``J`` from a on,
-    factorised in ``LUf`` with local indices)."""
-    w = 2 * ml + mu + 1
-    kv = ml + mu
-    o = a * w
-    for k in range(o, z * w):
-        LUf[k] = -J[k]
-    for i in range(a, z):
-        LUf[i * w + kv] += c * mass[i]
-    stats[ST_NLU] += 1
-    return band_lu(LUf[o:z * w], z - a, ml, mu, pivf[a:z])
-
-
-@njit(**JIT)
-def _run_newton(rhs, jac, params, t, zf, base, c, c_lu, mass, J, LUf, pivf, spec, wt, tol, maxit, rate, f, dz,
-                vals, max_upd, own, ba, bz, a, z, ml, mu, stats):
-    """Simplified Newton for c·M (z − base) = f(t, z) on the run's states ``[a, z)`` (the halo already in
-    ``zf``), with CVODE's convergence test as :func:`hpcrail.integrators.newton.newton_solve`; on a stall the
-    run's Jacobian rows are re-evaluated at the iterate and refactorised (at most ``max_upd`` times).
-    Returns ``(code, iterations, rate, c_lu)``."""
-    w = 2 * ml + mu + 1
-    o = a * w
-    m = z - a
-    scl = 1.0 if c_lu == c else 2.0 * c_lu / (c_lu + c)
-    nrm_old = 0.0
-    kk = 0
-    upd = 0
-    it = 0
-    limit = maxit
-    while it < limit:
-        rhs(t, zf, params, f)
-        stats[ST_NFEV] += 1
-        it += 1
-        for i in range(a, z):
-            dz[i] = f[i] - c * mass[i] * (zf[i] - base[i])
-        band_solve(LUf[o:z * w], m, ml, mu, pivf[a:z], dz[a:z])
-        stats[ST_NEWTON] += 1
-        s = 0.0
-        for i in range(a, z):
-            v = dz[i] * scl
-            dz[i] = v
-            v *= wt[i]
-            s += v * v
-        nrm = math.sqrt(s / m)
-        if not math.isfinite(nrm):
-            return NEWTON_NONFINITE, it, rate, c_lu
-        if kk > 0:
-            theta = nrm / nrm_old
-            rate = max(0.3 * rate, theta)
-            stalled = rate >= 0.9
-            if not stalled:
-                stalled = rate ** (limit - it) / (1.0 - rate) * nrm > tol
-            if stalled:
-                if upd >= max_upd:
-                    return NEWTON_SLOW, it, rate, c_lu
-                _run_jacobian(jac, params, t, zf, spec, J, vals, own, ba, bz, stats)
-                if not _run_factorise(J, LUf, pivf, c, mass, a, z, ml, mu, stats):
-                    return NEWTON_NONFINITE, it, rate, 0.0
-                c_lu = c
-                upd += 1
-                scl = 1.0
-                limit = it + maxit
-                for i in range(a, z):
-                    dz[i] = f[i] - c * mass[i] * (zf[i] - base[i])
-                band_solve(LUf[o:z * w], m, ml, mu, pivf[a:z], dz[a:z])
-                stats[ST_NEWTON] += 1
-                s = 0.0
-                for i in range(a, z):
-                    v = dz[i] * wt[i]
-                    s += v * v
-                nrm = math.sqrt(s / m)
-                if not math.isfinite(nrm):
-                    return NEWTON_NONFINITE, it, rate, c_lu
-                kk = 0
-                rate = 1.0
-        for i in range(a, z):
-            zf[i] += dz[i]
-        if nrm == 0.0 or nrm * min(1.0, rate) <= tol:
-            return NEWTON_CONVERGED, it, rate, c_lu
-        nrm_old = max(nrm, EPS)
-        kk += 1
-    return NEWTON_SLOW, it, rate, c_lu
-
-
-@njit(**JIT)
 def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, bz, spec, J, LUf, pivf, vals,
                 atol, rtolv, mass, acc, stats, sc, t_out, Y_out, k0, tol_given, maxit, max_upd, max_order, hmin,
-                own, act, Df, dtmp, Qf, zf, f, fr, dz, wt, base, ypred, eb_run):
+                own, act, Df, dtmp, Qf, zf, f, fr, dz, wt, base, ypred, eb_run, refine, c_lu, dg, sync, vb):
     """Re-integrate the run of blocks ``[ba, bz)`` from T to T + H (module docstring, step 3) into ``ynew``;
     observes every accepted sub-step, writes the run's samples from index ``k0``.  Work arrays float64[n]:
     ``f`` (the run's state at the sub-step start), ``fr`` (right-hand side), ``zf`` (the iterate with the halo),
     ``dz``, ``wt``, ``base``, ``ypred``; ``Df`` float64[ROWS, n] the run's history.  Returns ``(ok, k)``: False
     when the run's step fell below the smallest allowed step (the caller rejects the global step), and the
-    next sample index."""
+    next sample index, and the coefficient c of the factors the run leaves in ``LUf``/``pivf`` on its states
+    (0: none).  ``c_lu`` > 0: the factors of c_lu·M − J already there (kept from an earlier global step);
+    they are reused while |c/c_lu − 1| ≤ ``dg``."""
     gamma, alpha, error_const = bdf_coefficients(False)
     ml = spec[SP_ML]
     mu = spec[SP_MU]
@@ -332,6 +198,7 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
     ownf[OW_BLO] = ba
     ownf[OW_BHI] = bz
     ownf[OW_G0] = own[OW_N]
+    sub = np.array([a, z, ml, mu, ba, bz], np.int64)     # the run's sub-band (newton.SUB_A..)
     # start: the global history rescaled to the first sub-step
     e_run = 0.0
     for b in range(ba, bz):
@@ -348,7 +215,6 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
     t = T
     t_end = T + H
     n_equal = 0
-    c_lu = 0.0
     rate = 1.0
     k = k0
     act[0] = ba
@@ -368,20 +234,11 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
         t_new = t + h if t + h < t_end else t_end
         for i in range(a, z):
             wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(zf[i]))
-        inv_alpha = 1.0 / alpha[order]
-        for i in range(a, z):
-            ypred[i] = Df[0, i]
-            base[i] = 0.0
-        for kk in range(1, order + 1):
-            gk = gamma[kk]
-            for i in range(a, z):
-                ypred[i] += Df[kk, i]
-                base[i] += gk * Df[kk, i]
-        for i in range(a, z):
-            base[i] = ypred[i] - base[i] * inv_alpha
+        bdf_predict(Df, order, gamma, alpha, ypred, base, ownf)
         cc = alpha[order] / h
-        if c_lu == 0.0 or needs_factorisation(cc, c_lu):
-            if not _run_factorise(J, LUf, pivf, cc, mass, a, z, ml, mu, stats):
+        if c_lu == 0.0 or abs(cc - c_lu) > dg * c_lu:
+            if not subband_factorise(J, LUf, pivf, cc, mass, sub, stats):
+                c_lu = 0.0
                 ok = False
                 break
             c_lu = cc
@@ -392,9 +249,11 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
             zf[i] = ypred[i]
         _write_halo(own, Qc, order, (t_new - T) / H, zf, a, z)
         tol = tol_given if tol_given > 0.0 else newton_tol_err(0.0) / error_const[order]
-        code, iters, rate, c_lu = _run_newton(rhs, jac, params, t_new, zf, base, cc, c_lu, mass, J, LUf, pivf, spec,
-                                              wt, tol, maxit, rate, fr, dz, vals, max_upd, own, ba, bz, a, z, ml, mu,
-                                              stats)
+        code, iters, rate, upd = newton_iterate(rhs, jac, params, t_new, zf, base, cc, c_lu, mass, J, LUf, pivf,
+                                                spec, wt, tol, maxit, rate, fr, dz, dtmp[0], vals, dtmp[1], dtmp[2],
+                                                max_upd, stats, sync, vb, ownf, sub)
+        if upd > 0:
+            c_lu = cc
         if code != NEWTON_CONVERGED:
             for i in range(a, z):
                 zf[i] = f[i]
@@ -409,9 +268,8 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
             c_lu = 0.0
             continue
         safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
-        for i in range(a, z):
-            dz[i] = error_const[order] * (zf[i] - ypred[i])
-        err = _block_errors(own, dz, wt, eb_run, ba, bz)
+        bdf_error_vector(dz, error_const[order], zf, ypred, ownf)
+        err = block_errors(own, dz, wt, eb_run, ba, bz)
         if not (err <= 1.0):
             for i in range(a, z):
                 zf[i] = f[i]
@@ -423,13 +281,7 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
             continue
         # accept the sub-step
         n_equal += 1
-        for i in range(a, z):
-            d = zf[i] - ypred[i]
-            Df[order + 2, i] = d - Df[order + 1, i]
-            Df[order + 1, i] = d
-        for kk in range(order, -1, -1):
-            for i in range(a, z):
-                Df[kk, i] += Df[kk + 1, i]
+        bdf_update_history(Df, order, zf, ypred, ownf)
         if k < t_out.size and t_out[k] <= t_new:
             _bdf_dense(Df, order, Qf, ownf)
             # the run's states before this step are in f: the polynomial interpolates from t
@@ -440,40 +292,17 @@ def _refine_run(rhs, jac, observe, params, y, ynew, D, order, H, T, Qc, eb, ba, 
         t = t_new
         if n_equal < order + 1:
             continue
-        em = 1e300
-        ep = 1e300
-        if order > 1:
-            for i in range(a, z):
-                dz[i] = error_const[order - 1] * Df[order, i]
-            em = _block_errors(own, dz, wt, eb_run, ba, bz)
-        if order < max_order:
-            for i in range(a, z):
-                dz[i] = error_const[order + 1] * Df[order + 2, i]
-            ep = _block_errors(own, dz, wt, eb_run, ba, bz)
-        fm = em ** (-1.0 / order) if em > 0.0 and em < 1e300 else (1e300 if em == 0.0 else 0.0)
-        f0 = err ** (-1.0 / (order + 1)) if err > 0.0 else 1e300
-        fp = ep ** (-1.0 / (order + 2)) if ep > 0.0 and ep < 1e300 else (1e300 if ep == 0.0 else 0.0)
-        delta = 0
-        best = f0
-        if fm > best:
-            best = fm
-            delta = -1
-        if fp > best:
-            best = fp
-            delta = 1
-        factor = min(10.0, safety * best)
-        if delta == 0 and 1.0 <= factor < BDF_KEEP:
-            continue
-        order += delta
-        change_D(Df, order, factor, dtmp, ownf)
-        h *= factor
-        n_equal = 0
+        delta, factor = bdf_select(Df, order, max_order, error_const, err, safety, 10.0, dz, wt, NORM_BLOCKS, eb_run,
+                                   refine, ba, bz, sync, vb, ownf)
+        order, h, changed = bdf_change(Df, order, delta, factor, h, t, t, 1e300, dtmp, ownf)
+        if changed:
+            n_equal = 0
     act[0] = own[OW_BLO]
     act[1] = own[OW_BHI]
     act[2] = 1
     for i in range(a, z):
         ynew[i] = zf[i]
-    return ok, k
+    return ok, k, c_lu
 
 
 @njit(**JIT)
@@ -491,14 +320,10 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
     nev = 0
     L, npiv = lin_storage(spec, vb)
     max_order = min(MAX_ORDER_MR, max(1, int(settings[SET_OPT0]))) if settings[SET_OPT0] > 0.0 else MAX_ORDER_MR
-    frac = settings[SET_OPT0 + 1] if settings[SET_OPT0 + 1] > 0.0 else 0.5
-    hmin = settings[SET_HMIN]
-    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
-    max_steps = settings[SET_MAX_STEPS]
-    obs_dt = settings[SET_OBS_DT]
+    frac = settings[SET_OPT0 + 1] if settings[SET_OPT0 + 1] > 0.0 else 0.25
+    hmin, hmax, max_steps, obs_dt = step_settings(settings)
     tol_given = settings[SET_NEWTON_TOL]
-    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
-    max_upd = int(settings[SET_NEWTON_JUPD])
+    maxit, max_upd = newton_settings(settings, 4)
     gamma, alpha, error_const = bdf_coefficients(False)
     # multirate needs its description, one worker with the serial band and unpermuted block states
     g0 = own[OW_G0]
@@ -509,6 +334,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
     f = tstate[TS_F0:TS_F0 + n]
     osc = TS_F0 + n
     sc = tstate[osc:osc + _N_SCAL]
+    js = sc[_SC_LU_C:_SC_LU_C + N_JS]
     od = osc + _N_SCAL
     D = tstate[od:od + ROWS * n].reshape((ROWS, n))
     Df = tstate[od + ROWS * n:od + 2 * ROWS * n].reshape((ROWS, n))
@@ -517,16 +343,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
     LUf = tstate[oj + 2 * L + npiv:oj + 3 * L + npiv]
     pivf = tstate[oj + 3 * L + npiv:oj + 3 * L + 2 * npiv].view(np.int64)
     # ---- work
-    vals = np.zeros(max(jac_values(spec, vb), 1))
-    ytmp = np.empty(n)
-    ftmp = np.empty(n)
-    tmp = np.empty(n)
-    dz = np.empty(n)
-    base = np.empty(n)
-    ypred = np.empty(n)
-    ynew = np.empty(n)
-    wt = np.empty(n)
-    dtmp = np.empty((ROWS + 1, n))
+    vals, ytmp, ftmp, tmp, dz, base, ypred, ynew, wt, dtmp = bdf_work(n, ROWS + 1, spec, vb)
     Q = np.empty((MAX_ORDER_MR + 1, n))
     Qc = np.empty((MAX_ORDER_MR + 1, n))
     Qf = np.empty((MAX_ORDER_MR + 1, n))
@@ -540,29 +357,18 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
     eb = np.zeros(P)
     eb_run = np.zeros(P)
     refine = np.zeros(P, np.bool_)
+    # the runs' factors kept across global steps: per block the run [run_lo, run_hi) whose factors (at run_c of
+    # its first block) hold its rows of LUf; dropped when the global Jacobian is re-evaluated
+    run_lo = np.full(P, -1, np.int64)
+    run_hi = np.full(P, -1, np.int64)
+    run_c = np.zeros(P)
+    run_dg = settings[SET_OPT0 + 7] if settings[SET_OPT0 + 7] > 0.0 else DGMAX
+    keep_lu = settings[SET_OPT0 + 8] > 0.5
     g0e = np.empty(0)
     g1e, gtmp, roots = event_work(nev)
     if tstate[TS_FVALID] == 0.0:
-        rhs(t, y, params, f)
-        stats[ST_NFEV] += 1
-        h0 = settings[SET_STEP]
-        if h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 1.0, mass, stats, sync, vb)
-        h0 = min(h0, hmax)
-        for s in range(2):
-            a, z = seg(own, s)
-            for i in range(a, z):
-                D[0, i] = y[i]
-                D[1, i] = h0 * f[i] / mass[i] if mass[i] != 0.0 else 0.0
-            for k in range(2, ROWS):
-                for i in range(a, z):
-                    D[k, i] = 0.0
-        for k in range(_N_SCAL):
-            sc[k] = 0.0
-        sc[_SC_ORDER] = 1.0
-        sc[_SC_ETA] = 1.0
-        tstate[TS_H] = h0
-        tstate[TS_FVALID] = 1.0
+        bdf_start(rhs, events, params, t, y, f, g0e, D, ROWS, settings[SET_STEP], t_final, hmax, rtolv, atol, mass,
+                  tstate, sc, stats, sync, vb)
     h = tstate[TS_H]
     order = int(sc[_SC_ORDER])
     n_equal = int(sc[_SC_NEQ])
@@ -571,15 +377,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
         status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
         if status != STEP_ON:
             break
-        min_step = max(hmin, 10.0 * EPS * max(abs(t), 1e-300))
-        if h > hmax:
-            change_D(D, order, hmax / h, dtmp, own)
-            h = hmax
-            n_equal = 0
-        for s in range(2):
-            a, z = seg(own, s)
-            for i in range(a, z):
-                wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
+        h, n_equal, min_step = bdf_step_begin(D, order, h, n_equal, t, hmin, hmax, y, atol, rtolv, wt, dtmp, own)
         accepted = False
         refining = False
         newton_failed = False
@@ -591,96 +389,25 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
         while not accepted:
             if h < min_step:
                 break
-            t_new = t + h
-            if t_new >= t_final or t_final - t_new <= 1e-12 * max(1.0, abs(t_final)):
-                t_new = t_final
-                change_D(D, order, (t_new - t) / h, dtmp, own)
-                n_equal = 0
-                h = t_new - t
-            inv_alpha = 1.0 / alpha[order]
-            d0 = D[0]
-            for s in range(2):
-                a, z = seg(own, s)
-                for i in range(a, z):
-                    ypred[i] = d0[i]
-                    base[i] = 0.0
-                for k in range(1, order + 1):
-                    dk = D[k]
-                    gk = gamma[k]
-                    for i in range(a, z):
-                        ypred[i] += dk[i]
-                        base[i] += gk * dk[i]
-                for i in range(a, z):
-                    base[i] = ypred[i] - base[i] * inv_alpha
-            cc = alpha[order] / h
-            if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
-                if needs_f_for_jacobian(spec, vb):
-                    rhs(t_new, ypred, params, ftmp)
-                    stats[ST_NFEV] += 1
-                    for i in range(n):
-                        f[i] = ftmp[i]
-                evaluate_jacobian(rhs, jac, params, t_new, ypred, f, spec, J, vals, ytmp, ftmp, stats, vb)
-                sc[_SC_JVALID] = 1.0
-                sc[_SC_CURJAC] = 1.0
-                sc[_SC_RECOMP] = 0.0
-                sc[_SC_LU_C] = 0.0
-                sc[_SC_JAGE] = 0.0
-                jac_fresh = True
-            if needs_factorisation(cc, sc[_SC_LU_C]):
-                if not factorise(J, LU, cc, mass, spec, piv, tmp, stats, sync, vb):
-                    sc[_SC_LU_C] = 0.0
-                    code = NEWTON_NONFINITE
-                else:
-                    sc[_SC_LU_C] = cc
-                    sc[_SC_ETA] = 1.0
-                    code = NEWTON_CONVERGED
-            else:
-                code = NEWTON_CONVERGED
-            if code == NEWTON_CONVERGED:
-                copy_own(ynew, ypred, own)
-                tol = tol_given if tol_given > 0.0 else newton_tol_err(0.0) / error_const[order]
-                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, sc[_SC_LU_C], mass, J,
-                                                     LU, piv, spec, wt, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals,
-                                                     ytmp, f, max_upd, stats, sync, vb)
-                sc[_SC_ETA] = eta
-                if upd > 0:
-                    sc[_SC_CURJAC] = 1.0
-                    sc[_SC_JAGE] = 0.0
-                    jac_fresh = True
-                    sc[_SC_LU_C] = cc if code != NEWTON_NONFINITE else 0.0
-            if code != NEWTON_CONVERGED:
-                stats[ST_REJECTED] += 1
-                stats[ST_NFAIL] += 1
-                if not jac_fresh and code != NEWTON_NONFINITE:
-                    if needs_f_for_jacobian(spec, vb):
-                        rhs(t_new, ynew, params, f)
-                        stats[ST_NFEV] += 1
-                    evaluate_jacobian(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, stats, vb)
-                    sc[_SC_CURJAC] = 1.0
-                    sc[_SC_LU_C] = 0.0
-                    sc[_SC_JAGE] = 0.0
-                    jac_fresh = True
-                    continue
-                if sc[_SC_LU_C] != cc and code != NEWTON_NONFINITE:
-                    sc[_SC_LU_C] = 0.0
-                    continue
-                jac_fresh = False
-                newton_failed = True
-                nonfinite = code == NEWTON_NONFINITE
-                change_D(D, order, 0.5, dtmp, own)
-                h *= 0.5
-                n_equal = 0
+            njev = stats[ST_NJEV]
+            outcome, t_new, h, n_equal, iters, jac_fresh = bdf_try_step(
+                rhs, jac, params, t, h, t_final, D, order, n_equal, gamma, alpha, error_const, tol_given, ypred, base,
+                ynew, js, f, mass, spec, J, LU, piv, wt, maxit, max_upd, vals, ytmp, ftmp, tmp, dz, dtmp, jac_fresh,
+                stats, sync, vb)
+            if stats[ST_NJEV] != njev:
+                for b in range(P):
+                    run_lo[b] = -1
+            if outcome == CORR_RETRY:
                 continue
-            newton_failed = False
+            newton_failed = outcome != CORR_OK
+            if newton_failed:
+                nonfinite = outcome == CORR_NONFINITE
+                continue
             safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
-            for s in range(2):
-                a, z = seg(own, s)
-                for i in range(a, z):
-                    dz[i] = error_const[order] * (ynew[i] - ypred[i])
             # error estimate per block (and of the global states)
-            emax = _block_errors(own, dz, wt, eb, b_lo, b_hi)
+            emax = block_errors(own, dz, wt, eb, b_lo, b_hi)
             a, z = seg(own, 1)
-            eg = math.sqrt(_sumsq(dz, wt, a, z) / max(1, z - a)) if z > a else 0.0
+            eg = math.sqrt(wsumsq(dz, wt, a, z) / max(1, z - a)) if z > a else 0.0
             if not (eg <= emax):
                 emax = eg
             if emax <= 1.0:
@@ -712,10 +439,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
             h *= fac
             n_equal = 0
         if not accepted:
-            if newton_failed:
-                status = NON_FINITE if nonfinite else NEWTON_FAILURE
-            else:
-                status = STEP_UNDERFLOW
+            status = failed_step_status(newton_failed, nonfinite)
             break
         hs = t_new - t
         if refining:
@@ -723,13 +447,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
             for k in range(ROWS):
                 for i in range(n):
                     Dc[k, i] = D[k, i]
-            for i in range(n):
-                d = ynew[i] - ypred[i]
-                Dc[order + 2, i] = d - Dc[order + 1, i]
-                Dc[order + 1, i] = d
-            for k in range(order, -1, -1):
-                for i in range(n):
-                    Dc[k, i] += Dc[k + 1, i]
+            bdf_update_history(Dc, order, ynew, ypred, own)
             _bdf_dense(Dc, order, Qc, own)
             k_start = iout[0]
             ok = True
@@ -741,10 +459,19 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
                 bz = b
                 while bz < P and refine[bz]:
                     bz += 1
-                good, kk = _refine_run(rhs, jac, observe, params, y, ynew, D, order, hs, t, Qc, eb, b, bz, spec, J,
-                                       LUf, pivf, vals, atol, rtolv, mass, acc, stats, sc, t_out, Y_out, k_start,
-                                       tol_given, maxit, max_upd, max_order, hmin, own, act, Df, dtmp, Qf, zf, fw, fr,
-                                       dz, ww, bw, pw, eb_run)
+                # the run's factors from an earlier global step, if they are still in place
+                c0 = run_c[b] if keep_lu else 0.0
+                for bb in range(b, bz):
+                    if run_lo[bb] != b or run_hi[bb] != bz:
+                        c0 = 0.0
+                good, kk, c1 = _refine_run(rhs, jac, observe, params, y, ynew, D, order, hs, t, Qc, eb, b, bz, spec,
+                                           J, LUf, pivf, vals, atol, rtolv, mass, acc, stats, sc, t_out, Y_out,
+                                           k_start, tol_given, maxit, max_upd, max_order, hmin, own, act, Df, dtmp, Qf,
+                                           zf, fw, fr, dz, ww, bw, pw, eb_run, refine, c0, run_dg, sync, vb)
+                for bb in range(b, bz):
+                    run_lo[bb] = b
+                    run_hi[bb] = bz
+                run_c[b] = c1
                 if not good:
                     ok = False
                     break
@@ -758,19 +485,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
             sc[_SC_REFINED] += 1.0
         # ---- accept: update differences with the final values of every state
         n_equal += 1
-        d2 = D[order + 2]
-        d1 = D[order + 1]
-        for s in range(2):
-            a, z = seg(own, s)
-            for i in range(a, z):
-                d = ynew[i] - ypred[i]
-                d2[i] = d - d1[i]
-                d1[i] = d
-            for k in range(order, -1, -1):
-                dk = D[k]
-                dk1 = D[k + 1]
-                for i in range(a, z):
-                    dk[i] += dk1[i]
+        bdf_update_history(D, order, ynew, ypred, own)
         sc[_SC_BLOCKSTEPS] += float(P)
         if not refining:
             if dense_needed(spec, obs_dt, t, t_new, t_out, iout):
@@ -805,43 +520,16 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
         if n_equal < order + 1 and not refining:
             continue
         safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
-        f0 = err_lat ** (-1.0 / (order + 1)) if err_lat > 0.0 else 1e300
-        factor = min(GROW_AFTER_REFINE if refining else 10.0, safety * f0)
-        delta = 0
+        cap = GROW_AFTER_REFINE if refining else 10.0
         if n_equal >= order + 1:
-            em = 0.0
-            ep = 0.0
-            if order > 1:
-                for s in range(2):
-                    a, z = seg(own, s)
-                    for i in range(a, z):
-                        dz[i] = error_const[order - 1] * D[order, i]
-                em = _latent_max(own, dz, wt, eb_run, refine, refining)
-            if order < max_order:
-                for s in range(2):
-                    a, z = seg(own, s)
-                    for i in range(a, z):
-                        dz[i] = error_const[order + 1] * D[order + 2, i]
-                ep = _latent_max(own, dz, wt, eb_run, refine, refining)
-            fm = em ** (-1.0 / order) if (order > 1 and em > 0.0) else (1e300 if order > 1 else 0.0)
-            fp = ep ** (-1.0 / (order + 2)) if (order < max_order and ep > 0.0) else \
-                (1e300 if order < max_order else 0.0)
-            best = f0
-            if fm > best:
-                best = fm
-                delta = -1
-            if fp > best:
-                best = fp
-                delta = 1
-            factor = min(GROW_AFTER_REFINE if refining else 10.0, safety * best)
-        if delta == 0 and 1.0 <= factor < BDF_KEEP:
-            continue
-        order += delta
-        if t_final - t > 0.0:
-            factor = min(factor, hmax / h)
-        change_D(D, order, factor, dtmp, own)
-        h *= factor
-        n_equal = 0
+            delta, factor = bdf_select(D, order, max_order, error_const, err_lat, safety, cap, dz, wt, NORM_LATENT,
+                                       eb_run, refine, 1 if refining else 0, 0, sync, vb, own)
+        else:
+            delta = 0
+            factor = min(cap, safety * (err_lat ** (-1.0 / (order + 1)) if err_lat > 0.0 else 1e300))
+        order, h, changed = bdf_change(D, order, delta, factor, h, t, t_final, hmax, dtmp, own)
+        if changed:
+            n_equal = 0
     sc[_SC_ORDER] = order
     sc[_SC_NEQ] = n_equal
     tstate[TS_T] = t

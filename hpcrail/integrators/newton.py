@@ -31,12 +31,12 @@ from numba import njit
 import numpy as np
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.collectives import OW_P, seg, wrms
+from hpcrail.integrators.collectives import MR_G0, MR_NG, OW_MR, OW_P, seg, wrms
 from hpcrail.integrators.common import EPS
-from hpcrail.integrators.contract import ST_NEWTON, ST_NFEV, ST_NJEV, ST_NLU
+from hpcrail.integrators.contract import SET_NEWTON_JUPD, SET_NEWTON_MAXITER, ST_NEWTON, ST_NFEV, ST_NJEV, ST_NLU
 from hpcrail.integrators.linalg import (
-    SP_HAS_JAC, SP_N, SP_NNZ, bordered_lu, fd_values, form_matrix, lin_size, scatter_values, solve_state_order,
-    spec_lin_size_py,
+    SP_HAS_JAC, SP_N, SP_NNZ, SP_OFF_DEST, band_lu, band_solve, bordered_lu, fd_values, form_matrix, lin_size,
+    scatter_values, solve_state_order, spec_lin_size_py,
 )
 from hpcrail.integrators.spmd_linalg import (
     SS_ML, SS_MU, SS_NC, SS_NG, SS_NNZ, spmd_factorise, spmd_jacobian, spmd_lin_size, spmd_lin_size_py, spmd_solve,
@@ -52,6 +52,12 @@ MSBJ = 50
 DGMAX = 0.3
 #: Newton tolerance of the BDF/ESDIRK methods on the error-test norm (CVODE's 0.1)
 NEWTON_TOL_ERR = 0.1
+#: the Jacobian and LU bookkeeping of the methods under CVODE's reuse policy (BDF/NDF, multirate BDF, the ESDIRK
+#: family): a view ``js`` of six of their scalars — the factorised coefficient c_lu (0: none), "the Jacobian is
+#: current" (evaluated during this step), the Newton rate carried between solves, "re-evaluate it", "it is
+#: valid", its age in accepted steps
+JS_LU_C, JS_CURJAC, JS_ETA, JS_RECOMP, JS_JVALID, JS_JAGE = range(6)
+N_JS = 6
 
 
 @njit(inline="always", **JIT)
@@ -71,6 +77,73 @@ def newton_tol_err(given):
 def needs_factorisation(c, c_lu):
     """True if the factors of c_lu·M − J (c_lu = 0: none) are too far from c·M − J (|c/c_lu − 1| > DGMAX)."""
     return c_lu == 0.0 or abs(c - c_lu) > DGMAX * c_lu
+
+
+@njit(inline="always", **JIT)
+def newton_settings(settings, maxit_default):
+    """``(maxit, max_updates)``: Newton iterations per solve (``maxit_default`` when not given) and Jacobian
+    updates within a solve, from a kernel's ``settings``."""
+    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else maxit_default
+    return maxit, int(settings[SET_NEWTON_JUPD])
+
+
+@njit(inline="always", **JIT)
+def jacobian_reset(js):
+    """The bookkeeping ``js`` of a method's first call: no Jacobian, no factors, rate 1."""
+    for k in range(N_JS):
+        js[k] = 0.0
+    js[JS_ETA] = 1.0
+
+
+@njit(**JIT)
+def jacobian_if_due(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, js, stats, vb):
+    """Evaluate the Jacobian at (t, y) if it is due (none yet, requested, or ``MSBJ`` accepted steps old; f(t, y)
+    into ``f`` first when it is taken by finite differences); returns True if it was evaluated (the factors are
+    then stale: ``js[JS_LU_C]`` = 0)."""
+    if js[JS_JVALID] == 0.0 or js[JS_RECOMP] != 0.0 or js[JS_JAGE] >= MSBJ:
+        jacobian_at_stall(rhs, jac, params, t, y, f, spec, J, vals, ytmp, ftmp, js, stats, vb)
+        js[JS_JVALID] = 1.0
+        js[JS_RECOMP] = 0.0
+        return True
+    return False
+
+
+@njit(**JIT)
+def jacobian_at_stall(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, js, stats, vb):
+    """The Jacobian at (t, z) (f(t, z) into ``f`` first when it is taken by finite differences), recorded in
+    ``js`` as current and new, its factors stale.  Also after a Newton failure with a Jacobian that was not
+    current, at the iterate where it stalled (a kink of a non-smooth model — coupler slack, a friction band —
+    may lie between the predictor and the solution)."""
+    if needs_f_for_jacobian(spec, vb):
+        rhs(t, z, params, f)
+        stats[ST_NFEV] += 1
+    evaluate_jacobian(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, stats, vb)
+    js[JS_CURJAC] = 1.0
+    js[JS_LU_C] = 0.0
+    js[JS_JAGE] = 0.0
+
+
+@njit(**JIT)
+def factorise_at(J, LU, c, mass, spec, piv, tmp, js, stats, sync, vb):
+    """Factorise c·M − J into ``LU`` and record it in ``js`` (c_lu = c and the rate reset, or no factors if the
+    matrix is singular); returns False if singular."""
+    if not factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
+        js[JS_LU_C] = 0.0
+        return False
+    js[JS_LU_C] = c
+    js[JS_ETA] = 1.0
+    return True
+
+
+@njit(inline="always", **JIT)
+def record_newton(js, code, rate, upd, c):
+    """Record a Newton solve of :func:`newton_solve` in ``js``: its rate, and when it updated the Jacobian
+    (``upd`` > 0) the new factors at ``c`` (none if the last update failed)."""
+    js[JS_ETA] = rate
+    if upd > 0:
+        js[JS_CURJAC] = 1.0
+        js[JS_JAGE] = 0.0
+        js[JS_LU_C] = c if code != NEWTON_NONFINITE else 0.0
 
 
 # ---- the linear-solver hook ----------------------------------------------------------------------
@@ -169,13 +242,119 @@ def _residual(f, c, mass, z, base, dz, own):
             dz[i] = f[i] - c * mass[i] * (z[i] - base[i])
 
 
+# ---- a run of blocks' sub-band (the multirate BDF's re-integrated runs) --------------------------------------
+# ``sub`` int64[6] = (a, z, ml, mu, ba, bz): the states [a, z) of the blocks [ba, bz), the band's ml, mu; the
+# run's factors live in the LU storage's columns a..z-1 (local indices), its pivots in piv[a:z].  Empty: the
+# kernel's whole linear system (:func:`factorise`, :func:`lin_solve`).
+SUB_A, SUB_Z, SUB_ML, SUB_MU, SUB_BA, SUB_BZ = range(6)
+
+
+@njit(**JIT)
+def subband_jacobian(jac, params, t, z, spec, J, vals, own, sub, stats):
+    """Re-evaluate the Jacobian rows of the run of blocks ``sub`` (the model's ``jac`` with ``act`` on the run;
+    the rows' value slots from the layout's multirate description) into the band storage ``J``."""
+    ba = sub[SUB_BA]
+    bz = sub[SUB_BZ]
+    mro = own[OW_MR]
+    ng = own[mro + MR_NG]
+    P = own[OW_P]
+    k0 = own[mro + MR_G0 + ng + ba]
+    k1 = own[mro + MR_G0 + ng + P + bz - 1]
+    jac(t, z, params, vals)
+    od = spec[SP_OFF_DEST]
+    for k in range(k0, k1):
+        d = spec[od + k]
+        if d >= 0:
+            J[d] = 0.0
+    for k in range(k0, k1):
+        d = spec[od + k]
+        if d >= 0:
+            J[d] += vals[k]
+    stats[ST_NJEV] += 1
+
+
+@njit(**JIT)
+def subband_factorise(J, LU, piv, c, mass, sub, stats):
+    """Band LU of c·M − J restricted to the run's states (the columns of the band storage ``J`` from a on,
+    factorised in ``LU`` with local indices); False if singular."""
+    a = sub[SUB_A]
+    z = sub[SUB_Z]
+    ml = sub[SUB_ML]
+    mu = sub[SUB_MU]
+    w = 2 * ml + mu + 1
+    kv = ml + mu
+    o = a * w
+    for k in range(o, z * w):
+        LU[k] = -J[k]
+    for i in range(a, z):
+        LU[i * w + kv] += c * mass[i]
+    stats[ST_NLU] += 1
+    return band_lu(LU[o:z * w], z - a, ml, mu, piv[a:z])
+
+
+@njit(inline="always", **JIT)
+def subband_solve(LU, piv, dz, sub):
+    """dz ← (c_lu·M − J)⁻¹ dz on the run's states with its sub-band factors."""
+    a = sub[SUB_A]
+    z = sub[SUB_Z]
+    ml = sub[SUB_ML]
+    mu = sub[SUB_MU]
+    w = 2 * ml + mu + 1
+    band_solve(LU[a * w:z * w], z - a, ml, mu, piv[a:z], dz[a:z])
+
+
+@njit(inline="always", **JIT)
+def subband_norm(dz, scl, wt, sub):
+    """dz ← scl·dz on the run's states and its weighted RMS norm there."""
+    a = sub[SUB_A]
+    z = sub[SUB_Z]
+    s = 0.0
+    for i in range(a, z):
+        v = dz[i] * scl
+        dz[i] = v
+        v *= wt[i]
+        s += v * v
+    return math.sqrt(s / (z - a))
+
+
+@njit(**JIT)
+def _sys_refresh(rhs, jac, params, t, z, f, c, mass, J, LU, piv, spec, tmp, vals, ytmp, ftmp, sub, stats, sync, vb):
+    """The Jacobian at the iterate (``f`` = f(t, z)) and the LU at ``c``: the kernel's, or the run's rows and
+    sub-band; False if singular."""
+    if sub.size == 0:
+        evaluate_jacobian(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, stats, vb)
+        return factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb)
+    subband_jacobian(jac, params, t, z, spec, J, vals, vb.own, sub, stats)
+    return subband_factorise(J, LU, piv, c, mass, sub, stats)
+
+
 @njit(**JIT)
 def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, wt, tol, maxit, rate, f, dz, tmp,
                  vals, ytmp, ftmp, max_updates, stats, sync, vb):
     """Newton for  c·M (z − base) = f(t, z)  (one implicit stage), ``z`` in/out from its predictor.
     ``LU`` holds the factors of c_lu·M − J (``c_lu`` may differ from ``c``: LU reuse across step-size
     changes; the correction is then scaled by 2·c_lu/(c_lu + c), CVODE's compromise between the
-    stiff and the non-stiff components).
+    stiff and the non-stiff components).  The iteration is :func:`newton_iterate` on the kernel's linear
+    solver (:func:`factorise`, :func:`lin_solve`) and the RMS norm over every state.
+
+    ``wt``: float64[n] error weights 1/(atol_i + rtol_i·|y_i|) of the RMS norms.  On blocks every vector
+    operation is on this worker's states and every norm a collective (``sync``, ``vb``:
+    :mod:`~hpcrail.integrators.collectives`).
+
+    Returns ``(code, iterations, rate, updates)``: code ``NEWTON_CONVERGED``, ``NEWTON_SLOW`` or
+    ``NEWTON_NONFINITE``; ``updates`` the number of Jacobian updates made (``J``/``LU`` then belong
+    to the last iterate and to ``c``).
+    """
+    return newton_iterate(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, wt, tol, maxit, rate, f,
+                          dz, tmp, vals, ytmp, ftmp, max_updates, stats, sync, vb, vb.own, vb.own[:0])
+
+
+@njit(**JIT)
+def newton_iterate(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, wt, tol, maxit, rate, f, dz, tmp,
+                   vals, ytmp, ftmp, max_updates, stats, sync, vb, own, sub):
+    """Simplified Newton for  c·M (z − base) = f(t, z)  on the states ``own`` selects, on the kernel's linear
+    system (``sub`` empty: :func:`newton_solve`) or on a run of blocks' sub-band (``sub`` = (a, z, ml, mu, ba,
+    bz): the multirate BDF's re-integrated runs, their norms over the run's states).
 
     Convergence (CVODE's test, Hindmarsh et al. 2005 §2.1): with the contraction-rate estimate
     ``rate`` ← max(0.3·rate, ‖Δ_k‖/‖Δ_{k−1}‖), carried from the previous solve for the first
@@ -186,15 +365,8 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
     after the iterate crossed a kink of a piecewise-smooth model such as coupler slack or a
     friction band), at most ``max_updates`` times, each granting ``maxit`` more iterations.
 
-    ``wt``: float64[n] error weights 1/(atol_i + rtol_i·|y_i|) of the RMS norms.  On blocks every vector
-    operation is on this worker's states and every norm a collective (``sync``, ``vb``:
-    :mod:`~hpcrail.integrators.collectives`).
-
-    Returns ``(code, iterations, rate, updates)``: code ``NEWTON_CONVERGED``, ``NEWTON_SLOW`` or
-    ``NEWTON_NONFINITE``; ``updates`` the number of Jacobian updates made (``J``/``LU`` then belong
-    to the last iterate and to ``c``).
+    Returns ``(code, iterations, rate, updates)`` as :func:`newton_solve`.
     """
-    own = vb.own
     scl = 1.0 if c_lu == c else 2.0 * c_lu / (c_lu + c)
     nrm_old = 0.0
     kk = 0           # iterations since the last (re)factorisation
@@ -206,10 +378,13 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
         stats[ST_NFEV] += 1
         it += 1
         _residual(f, c, mass, z, base, dz, own)
-        lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+        if sub.size == 0:
+            lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+        else:
+            subband_solve(LU, piv, dz, sub)
         stats[ST_NEWTON] += 1
         # scaled correction and its norm in one pass (a NaN/inf in f shows up here: no separate check)
-        nrm = wrms(sync, vb, dz, scl, wt)
+        nrm = wrms(sync, vb, dz, scl, wt) if sub.size == 0 else subband_norm(dz, scl, wt, sub)
         if not math.isfinite(nrm):
             return NEWTON_NONFINITE, it, rate, upd
         if kk > 0:
@@ -221,16 +396,19 @@ def newton_solve(rhs, jac, params, t, z, base, c, c_lu, mass, J, LU, piv, spec, 
             if stalled:
                 if upd >= max_updates:
                     return NEWTON_SLOW, it, rate, upd
-                evaluate_jacobian(rhs, jac, params, t, z, f, spec, J, vals, ytmp, ftmp, stats, vb)
-                if not factorise(J, LU, c, mass, spec, piv, tmp, stats, sync, vb):
+                if not _sys_refresh(rhs, jac, params, t, z, f, c, mass, J, LU, piv, spec, tmp, vals, ytmp, ftmp, sub,
+                                    stats, sync, vb):
                     return NEWTON_NONFINITE, it, rate, upd + 1
                 upd += 1
                 scl = 1.0
                 limit = it + maxit
                 _residual(f, c, mass, z, base, dz, own)
-                lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+                if sub.size == 0:
+                    lin_solve(LU, spec, piv, dz, tmp, sync, vb)
+                else:
+                    subband_solve(LU, piv, dz, sub)
                 stats[ST_NEWTON] += 1
-                nrm = wrms(sync, vb, dz, 1.0, wt)
+                nrm = wrms(sync, vb, dz, 1.0, wt) if sub.size == 0 else subband_norm(dz, 1.0, wt, sub)
                 if not math.isfinite(nrm):
                     return NEWTON_NONFINITE, it, rate, upd
                 kk = 0

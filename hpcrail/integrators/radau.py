@@ -27,17 +27,19 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.common import (
-    EPS, event_work, finish_step, initial_step, rms_norm, STEP_ON, loop_gate, step_end, step_factor,
+    EPS, event_work, failed_step_status, finish_step, initial_step, loop_gate, rms_norm, step_end, step_factor,
+    STEP_ON, step_settings,
 )
 from hpcrail.integrators.contract import (
-    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_OBS_DT, SET_NEWTON_JUPD,
-    SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_REJECTED, STEP_UNDERFLOW,
-    TS_F0, TS_FVALID, TS_H, TS_T,
+    EVENT_STOP, RUNNING, SET_NEWTON_TOL, SET_RTOL, SET_STEP, ST_NEWTON, ST_NFAIL, ST_NFEV, ST_REJECTED, TS_F0,
+    TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import (
     SP_HAS_JAC, SP_NEV, SP_NNZ, lin_size, solve_state_order, spec_lin_size_py,
 )
-from hpcrail.integrators.newton import default_newton_tol, evaluate_jacobian, factorise_one_block as factorise
+from hpcrail.integrators.newton import (
+    default_newton_tol, evaluate_jacobian, factorise_one_block as factorise, newton_settings,
+)
 
 S6 = 6.0 ** 0.5
 _C = np.array([(4.0 - S6) / 10.0, (4.0 + S6) / 10.0, 1.0])
@@ -169,13 +171,9 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
     nev = spec[SP_NEV]
     L = lin_size(spec)
     rtol = settings[SET_RTOL]
-    hmin = settings[SET_HMIN]
-    hmax = settings[SET_HMAX] if settings[SET_HMAX] > 0.0 else 1e300
-    max_steps = settings[SET_MAX_STEPS]
-    obs_dt = settings[SET_OBS_DT]
+    hmin, hmax, max_steps, obs_dt = step_settings(settings)
     tol = default_newton_tol(rtol, settings[SET_NEWTON_TOL])
-    maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 6
-    max_upd = int(settings[SET_NEWTON_JUPD])
+    maxit, max_upd = newton_settings(settings, 6)
     # ---- persistent state
     t = tstate[TS_T]
     f = tstate[TS_F0:TS_F0 + n]
@@ -344,10 +342,7 @@ def radau5(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_p
                 continue
             accepted = True
         if not accepted:
-            if newton_failed:
-                status = NON_FINITE if nonfinite else NEWTON_FAILURE
-            else:
-                status = STEP_UNDERFLOW
+            status = failed_step_status(newton_failed, nonfinite)
             break
         recompute = iters > 2 and sc[_SC_ETA] > 1e-3
         factor = step_factor(err_norm, 0.25, safety, 0.2, 10.0, False, hs, h_old, err_old, True)
