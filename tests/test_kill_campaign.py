@@ -74,8 +74,8 @@ def test_driver_and_worker_kill_campaign(tmp_path):
     plan = [("inline", signal.SIGKILL, "process"), ("inline", signal.SIGKILL, "group"),
             ("inline", signal.SIGTERM, "group"), ("inline", signal.SIGKILL, "group"),
             ("cluster", signal.SIGKILL, "group")] * 2 + [("inline", signal.SIGKILL, "group")] * 4
-    kills, progress = [], []
-    for i, (where, sig, target) in enumerate(plan):
+    kills, progress, finished, seen = [], [], [], []
+    for i, (where, sig, target) in enumerate((plan * 3)[:40]):
         cmd = base + (["--inline"] if where == "inline" else ["--workers", "1", "--dashboard-address", ":0"])
         before = done(store)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -99,10 +99,22 @@ def test_driver_and_worker_kill_campaign(tmp_path):
         if sig == signal.SIGTERM and proc.returncode not in (0, -signal.SIGKILL):
             assert proc.returncode == 130 and "interrupted (SIGTERM)" in out, out
         progress.append(done(store))
-        if progress[-1] == N or len(kills) == 10:
+        seen.append(progress[-1])
+        if len(kills) >= 10:
             break
-    assert len(kills) >= 10, (kills, progress)
-    assert 0 < max(progress[:-1] or [0]) and progress == sorted(progress), progress
+        if progress[-1] == N:
+            # the sweep finished inside a kill window (a fast machine with warm kernels, or a SIGTERM in
+            # its closing phase, which rightly exits 0): that store is checked, and the campaign goes on
+            # with a fresh one until it has its 10 kills
+            assert_same_results(ref, store)
+            assert not no_temporaries(store)
+            finished.append((store.name, list(progress)))
+            store = tmp_path / f"driver{len(finished)}.zarr"
+            base[base.index("-o") + 1] = str(store)
+            progress = []
+    assert len(kills) >= 10, (kills, progress, finished)
+    assert progress == sorted(progress), (progress, finished)
+    assert any(0 < p < N for p in seen), seen   # at least one kill fell mid-sweep, with results kept
     final = subprocess.run(base + ["--inline"], env=env, capture_output=True, text=True, timeout=1200)
     assert final.returncode == 0 and f"{N}/{N} done" in final.stdout, final.stdout + final.stderr
     assert_same_results(ref, store)
