@@ -25,7 +25,7 @@ evaluation); mpi2dist (2 MPI ranks, distributed state: every rank integrates its
 neighbour exchange through MPI_Allgatherv, nothing gathers the state per step); methods RK4 and BDF2.
 
 Usage:  python benchmarks/partition.py [--repeats 3] [--sizes 243,1000,10000,100000] [--methods rk4,bdf2]
-        [--no-mpi] [--no-extras] [--base fd44a84] [--out benchmarks/results/partition.md]
+        [--no-mpi] [--no-extras] [--scale 1] [--base fd44a84] [--out benchmarks/results/partition.md]
 Writes benchmarks/results/partition.md.  Other users of the machine distort timings: the script
 records the load average before and after.
 """
@@ -59,16 +59,22 @@ def consist_overrides(n: int) -> list[str]:
     return ["consist.2.count=2", f"consist.1.count={wag // 2}", f"consist.3.count={wag // 2}"]
 
 
+#: run-length factor (``--scale``): 1 keeps the serial runs near 0.3-1 s; longer runs weigh the fixed costs
+#: of a run (threads' or ranks' start, the final gather) as a user's run of minutes does
+SCALE = [1.0]
+
+
 def steps_for(n: int) -> int:
-    return int(max(50, min(20_000, 2.5e6 / n)))
+    return int(SCALE[0] * max(50, min(20_000, 2.5e6 / n)))
 
 
 def duration_for(n: int, method: str) -> float:
     """Simulated time [s]: RK4 ``steps_for(n)`` steps of 2 ms; BDF2 (adaptive) a duration that keeps the
-    serial run near one second (about 1e-5 s per vehicle and simulated second measured at 243 vehicles)."""
+    serial run near one second (about 1e-5 s per vehicle and simulated second measured at 243 vehicles);
+    both times ``--scale``."""
     if method == "rk4":
         return steps_for(n) * 0.002
-    return float(max(2.0, min(20.0, 1e5 / n)))
+    return SCALE[0] * float(max(2.0, min(20.0, 1e5 / n)))
 
 
 def run_once(variant: str, n: int, tmp: Path, env: dict, method: str = "rk4") -> tuple[float, int]:
@@ -202,8 +208,11 @@ def main():
     ap.add_argument("--base", default="fd44a84", help="git revision of the pre-partition kernel")
     ap.add_argument("--no-mpi", action="store_true")
     ap.add_argument("--no-extras", action="store_true", help="skip the serial-share and kernel A/B measurements")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="run-length factor (simulated time and RK4 steps); 1: serial runs near 0.3-1 s")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
+    SCALE[0] = args.scale
     sizes = [int(s) for s in args.sizes.split(",")]
     methods = args.methods.split(",")
     variants = ["serial", "threads2", "spmd2"] + ([] if args.no_mpi or shutil.which("mpiexec") is None
@@ -233,7 +242,8 @@ def main():
     load1 = os.getloadavg()
     lines = ["# Partitioned trains: hidden-vehicle blocks on threads and MPI ranks", "",
              f"`python benchmarks/partition.py --repeats {args.repeats} --sizes {args.sizes} --methods {args.methods}"
-             f"{' --no-mpi' if args.no_mpi else ''}{' --no-extras' if args.no_extras else ''}` on "
+             f"{' --no-mpi' if args.no_mpi else ''}{' --no-extras' if args.no_extras else ''}"
+             f"{f' --scale {args.scale:g}' if args.scale != 1 else ''}` on "
              f"{os.cpu_count()} cores; load average before {load0[0]:.2f} / after {load1[0]:.2f} "
              "(the machine is shared: other users' processes compete for the 2 cores).", "",
              "Integration wall time (compilation excluded), median of the repeats (interleaved: serial, threads2, "

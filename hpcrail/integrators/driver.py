@@ -225,6 +225,29 @@ def compiled_kernel(method: str, params, functions=(), precompile=()) -> tuple[C
     return cres.entry_point, time.perf_counter() - t0
 
 
+def compile_for(problem: Problem, method: str) -> float:
+    """Compile (or load from numba's disk cache) what :func:`integrate` compiles for ``problem`` and ``method``,
+    without integrating: the method's kernel for the parameter type and the model's functions (on blocks: the
+    reduction hook of the layout's workers too).  Returns the seconds spent.  Used by MPI runs, where rank 0
+    compiles into the disk cache while the other ranks wait and then load it
+    (:func:`hpcrail.integrators.mpi.compile_on_first_rank`).  Raises what :func:`integrate` raises for an
+    unknown method or one without a numba kernel."""
+    info = registry.get(method)
+    t0 = time.perf_counter()
+    if problem.blocks is not None:
+        compiled_kernel(info.name, problem.params, (problem.rhs, problem.observe, problem.jac))
+        if problem.blocks.workers == "mpi":
+            from hpcrail.integrators.mpi import mpi_sync
+
+            if sync_type().signature.args not in mpi_sync.overloads:
+                mpi_sync.compile(sync_type().signature.args)
+    else:
+        fns = (problem.rhs, problem.observe, problem.jac if info.implicit else None,
+               problem.events.fn if problem.events else None)
+        compiled_kernel(info.name, problem.params, fns, problem.precompile)
+    return time.perf_counter() - t0
+
+
 def make_settings(*, step: float = 0.0, hmin: float = 0.0, hmax: float = 0.0, max_steps: float = 1e8,
                   rtol: float = 1e-6, safety: float = 0.9, extra: tuple = ()) -> np.ndarray:
     """Pack the common settings into the float64[16] array of the contract (``extra``: the method options by

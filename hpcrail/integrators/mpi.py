@@ -75,6 +75,36 @@ def handles(comm) -> np.ndarray:
                     np.int64)
 
 
+def compile_on_first_rank(comm, compile_fn, poll_s: float = 0.02) -> float:
+    """Rank 0 runs ``compile_fn`` (numba compiles into its disk cache) while the other ranks of ``comm`` wait
+    without spinning (a non-blocking barrier polled every ``poll_s`` seconds: an MPI barrier would keep their
+    cores busy); then they run ``compile_fn`` themselves, which loads rank 0's kernels from the cache when it
+    is theirs (ranks of one node, or a shared ``NUMBA_CACHE_DIR``) and compiles otherwise, as before.  A
+    cold run on R ranks of a node thus compiles once instead of R times at once, in the same wall time.
+    Returns this rank's seconds (compiling, waiting, loading).  An error of rank 0's compilation is raised
+    after the barrier, so the other ranks never wait for ever (they meet the same error in their own call)."""
+    import time
+
+    t0 = time.perf_counter()
+    if comm.size == 1:
+        compile_fn()
+        return time.perf_counter() - t0
+    err = None
+    if comm.rank == 0:
+        try:
+            compile_fn()
+        except BaseException as exc:   # noqa: BLE001 - re-raised below, after releasing the other ranks
+            err = exc
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(poll_s)
+    if err is not None:
+        raise err
+    if comm.rank != 0:
+        compile_fn()
+    return time.perf_counter() - t0
+
+
 def world():
     """A private duplicate of ``MPI.COMM_WORLD`` (kept alive for the life of the process)."""
     global _COMM

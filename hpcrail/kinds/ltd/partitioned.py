@@ -93,6 +93,8 @@ def _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr):
 
 
 def _run_mpi(sc, t_out, progress):
+    from hpcrail.integrators.driver import compile_for
+    from hpcrail.integrators.mpi import compile_on_first_rank
     from hpcrail.models.couplers.envelope import ACC_HEAD
     from hpcrail.partition import mpi as pmpi
 
@@ -118,6 +120,8 @@ def _run_mpi(sc, t_out, progress):
     else:      # shared state: every rank integrates the whole state; the derivatives are gathered per evaluation
         prob = Problem(pmpi.ltd_rhs_mpi, pmpi.ltd_observe_mpi, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
                        acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
+    # rank 0 compiles into numba's disk cache, the other ranks load it: a cold run compiles once, not R times
+    ctime = compile_on_first_rank(comm, lambda: compile_for(prob, sc.integrator.method))
     before = numba.get_num_threads()
     numba.set_num_threads(1)  # one core per rank
     try:
@@ -125,6 +129,7 @@ def _run_mpi(sc, t_out, progress):
                         progress=progress if rank == 0 else None, **sc.integrator.kwargs())
     finally:
         numba.set_num_threads(before)
+    sol.compile_time += ctime
     acc = pmpi.gather_metrics(comm, sol.acc, layout, groups, ACC_HEAD)
     if dist:   # the samples and the final state of every rank's blocks, once at the end
         sol.y, sol.y_final = pmpi.gather_blocks(comm, sol.y, sol.y_final, prob.blocks)
