@@ -55,13 +55,35 @@ def test_dense_output_matches_steps():
         assert e < (1e-7 if method == "rk4" else 1e-8), (method, e)
 
 
-def test_sampling_and_chunking_do_not_change_the_steps():
+def test_sampling_and_chunking_do_not_change_the_steps(monkeypatch):
+    """Pauses for the progress callback (chunks) return between steps: the same steps and bits with 1 chunk,
+    with 50 fixed ones and with the wall-time spaced ones of ``next_pause`` (a short run: a few chunks)."""
+    from hpcrail.integrators import driver
+
     a = integrate(prob(), "dopri5", TOUT, T, rtol=1e-7, atol=1e-9, n_chunks=1)
-    b = integrate(prob(), "dopri5", np.linspace(0, T, 7), T, rtol=1e-7, atol=1e-9, n_chunks=50)
-    assert a.stats == b.stats
-    np.testing.assert_array_equal(a.y_final, b.y_final)
-    np.testing.assert_array_equal(a.acc, b.acc)
+    calls = {"fixed": [], "timed": []}
+    monkeypatch.setattr(driver, "PAUSE_TARGET_S", 0.0)   # pauses every 1/n_chunks of the run
+    b = integrate(prob(), "dopri5", np.linspace(0, T, 7), T, rtol=1e-7, atol=1e-9, n_chunks=50,
+                  progress=lambda t, te, st: calls["fixed"].append(t))
+    monkeypatch.undo()
+    c = integrate(prob(), "dopri5", TOUT, T, rtol=1e-7, atol=1e-9, n_chunks=50,
+                  progress=lambda t, te, st: calls["timed"].append(t))
+    assert 45 <= len(calls["fixed"]) <= 50 and calls["fixed"] == sorted(calls["fixed"])
+    assert 1 <= len(calls["timed"]) < 10 and calls["timed"][-1] == T   # a run of microseconds: few pauses
+    for other in (b, c):
+        assert a.stats == other.stats
+        np.testing.assert_array_equal(a.y_final, other.y_final)
+        np.testing.assert_array_equal(a.acc, other.acc)
     assert a.acc[1] == a.stats["steps"] + 1       # observe: every accepted step and t0
+
+
+def test_next_pause_spaces_chunks_by_wall_time_within_n_chunks():
+    from hpcrail.integrators.driver import next_pause
+
+    assert next_pause(0.0, 100.0, 0.0, 50, 0.0) == 2.0                # first pause: 1/50 of the run
+    assert next_pause(0.0, 100.0, 2.0, 50, 1.0, target_s=0.25) == 4.0  # slow run (2 s/s): never < 1/50
+    assert next_pause(0.0, 100.0, 2.0, 50, 0.01, target_s=0.25) == 52.0  # fast: 0.25 s of wall at 200 s/s
+    assert next_pause(0.0, 100.0, 90.0, 50, 0.01, target_s=0.25) == 100.0  # never past the end
 
 
 def test_diverging_problem_reports_failure_not_exception():

@@ -127,8 +127,11 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
     run_workers(lambda d: problem.observe(float(problem.t0), d["y"], d["params"], d["acc"]), ws, bar)
     # MPI ranks pause at the same times whether or not they report progress (only rank 0 usually does): the
     # workers then make the same kernel calls (a pause never changes the steps, but the same calls keep it simple)
-    chunks = n_chunks if (progress is not None or lay.workers == "mpi") else 1
-    pauses = np.linspace(float(problem.t0), t_final, max(1, chunks) + 1)[1:]
+    from hpcrail.integrators.driver import next_pause
+
+    # (rank 0's pause times, broadcast: :func:`~hpcrail.integrators.driver.next_pause`)
+    chunks = max(1, n_chunks) if (progress is not None or lay.workers == "mpi") else 1
+    t0 = float(problem.t0)
     codes = [RUNNING] * len(ws)
 
     def call(d, tp):
@@ -137,14 +140,16 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
                      ev_out, sync, d["vb"])
 
     w0 = time.perf_counter()
-    for tp in pauses:
-        if tp < ws[0]["tstate"][TS_T] and tp < t_final:
-            continue
+    tp = next_pause(t0, t_final, t0, chunks, 0.0)
+    while True:
         codes = run_workers(lambda d: call(d, tp), ws, bar)
         if progress is not None:
             progress(float(ws[0]["tstate"][TS_T]), float(t_final), dict(zip(STAT_NAMES, ws[0]["stats"].tolist())))
-        if codes[0] != RUNNING:
+        if codes[0] != RUNNING or tp >= t_final:
             break
+        tp = next_pause(t0, t_final, float(ws[0]["tstate"][TS_T]), chunks, time.perf_counter() - w0)
+        if lay.workers == "mpi":   # every rank pauses where rank 0 does (the same kernel calls everywhere)
+            tp = lay.comm.bcast(tp, root=0)
     wall = time.perf_counter() - w0
     if bar[BAR_ABORT] != 0:
         raise RuntimeError("distributed-state workers lost each other: a worker waited longer than "
