@@ -58,11 +58,11 @@ def test_dense_output_matches_steps():
 def test_sampling_and_chunking_do_not_change_the_steps(monkeypatch):
     """Pauses for the progress callback (chunks) return between steps: the same steps and bits with 1 chunk,
     with 50 fixed ones and with the wall-time spaced ones of ``next_pause`` (a short run: a few chunks)."""
-    from hpcrail.integrators import driver
+    from hpcrail.integrators import contract
 
     a = integrate(prob(), "dopri5", TOUT, T, rtol=1e-7, atol=1e-9, n_chunks=1)
     calls = {"fixed": [], "timed": []}
-    monkeypatch.setattr(driver, "PAUSE_TARGET_S", 0.0)   # pauses every 1/n_chunks of the run
+    monkeypatch.setattr(contract, "PAUSE_TARGET_S", 0.0)   # pauses every 1/n_chunks of the run
     b = integrate(prob(), "dopri5", np.linspace(0, T, 7), T, rtol=1e-7, atol=1e-9, n_chunks=50,
                   progress=lambda t, te, st: calls["fixed"].append(t))
     monkeypatch.undo()
@@ -78,7 +78,7 @@ def test_sampling_and_chunking_do_not_change_the_steps(monkeypatch):
 
 
 def test_next_pause_spaces_chunks_by_wall_time_within_n_chunks():
-    from hpcrail.integrators.driver import next_pause
+    from hpcrail.integrators.contract import next_pause
 
     assert next_pause(0.0, 100.0, 0.0, 50, 0.0) == 2.0                # first pause: 1/50 of the run
     assert next_pause(0.0, 100.0, 2.0, 50, 1.0, target_s=0.25) == 4.0  # slow run (2 s/s): never < 1/50

@@ -358,3 +358,25 @@ class Solution:
     @property
     def success(self) -> bool:
         return self.status.success
+
+
+#: wall time [s] a chunk of a run with a progress callback aims at (:func:`next_pause`)
+PAUSE_TARGET_S = 0.25
+
+
+def next_pause(t0: float, t_final: float, t_now: float, n_chunks: int, elapsed: float,
+               target_s: float | None = None) -> float:
+    """Simulated time [s] of the next pause of a run integrated in chunks (for its progress callback): at
+    least ``1/n_chunks`` of the run [t0, t_final] after ``t_now``, and about ``target_s`` of wall time at the
+    rate so far (``elapsed`` wall seconds since the start for ``t_now − t0`` simulated ones; ``target_s`` None:
+    :data:`PAUSE_TARGET_S`).  A run thus
+    pauses at most ``n_chunks`` times, and a short one a few times only: every kernel call costs 0.3-3 ms of
+    argument unboxing and work-array set-up (measured on a 20 000-vehicle train: 1 ms serial, 2.5 ms on 2
+    distributed-state threads, i.e. 0.35 s of a 1.2 s run with 50 fixed chunks).  Pauses return between steps
+    and never change them (bitwise: tests/test_integrators_basic.py).  Used by the drivers (:mod:`~hpcrail.integrators.driver`,
+    :mod:`~hpcrail.integrators.distributed`, :mod:`~hpcrail.integrators.hybrid`)."""
+    target_s = PAUSE_TARGET_S if target_s is None else target_s
+    step = (t_final - t0) / max(1, n_chunks)
+    if elapsed > 0.0 and t_now > t0:
+        step = max(step, (t_now - t0) / elapsed * target_s)
+    return min(t_final, t_now + step)

@@ -32,7 +32,9 @@ from hpcrail.integrators.collectives import (
     BAR_ABORT, BAR_TIMEOUT, KR_MIN, Blocks, make_own, new_act, new_barrier, no_sync, run_workers, sync_type,
     threads_sync,
 )
-from hpcrail.integrators.contract import DONE, N_STATS, RUNNING, STAT_NAMES, TS_T, Problem, Solution, Status
+from hpcrail.integrators.contract import (
+    DONE, N_STATS, RUNNING, STAT_NAMES, TS_T, Problem, Solution, Status, next_pause,
+)
 
 #: barrier spins before a waiting worker yields its core
 SPIN = 4000
@@ -127,9 +129,7 @@ def integrate_blocks(problem: Problem, info, kernel: Callable, no_function: Call
     run_workers(lambda d: problem.observe(float(problem.t0), d["y"], d["params"], d["acc"]), ws, bar)
     # MPI ranks pause at the same times whether or not they report progress (only rank 0 usually does): the
     # workers then make the same kernel calls (a pause never changes the steps, but the same calls keep it simple)
-    from hpcrail.integrators.driver import next_pause
-
-    # (rank 0's pause times, broadcast: :func:`~hpcrail.integrators.driver.next_pause`)
+    # (rank 0's pause times, broadcast: :func:`~hpcrail.integrators.contract.next_pause`)
     chunks = max(1, n_chunks) if (progress is not None or lay.workers == "mpi") else 1
     t0 = float(problem.t0)
     codes = [RUNNING] * len(ws)

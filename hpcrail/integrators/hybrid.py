@@ -55,6 +55,7 @@ from hpcrail._numba import JIT
 from hpcrail.integrators import registry
 from hpcrail.integrators.contract import (
     DONE, EVENT_FAILURE, MAX_STEPS, MODEL_FAILURE, RUNNING, ST_EVENTS, STAT_NAMES, TS_FVALID, TS_T, Problem, Solution,
+    next_pause,
 )
 from hpcrail.integrators.collectives import blocks_type, no_sync, sync_type
 from hpcrail.integrators.driver import (
@@ -398,20 +399,21 @@ def integrate_hybrid(rhs, observe, guard, jump, params, y0: np.ndarray, n_events
     hsettings[HS_N_FUNCTIONS] = n_events
     hsettings[HS_REARM] = event_rearm
     hstate = np.zeros(N_HSTATE)
-    pauses = np.linspace(t0, t_final, max(1, n_chunks) + 1)[1:]
+    # chunks only serve the progress callback (driver.next_pause: at most n_chunks, ~0.25 s of wall time each)
+    chunks = max(1, n_chunks) if progress is not None else 1
     code = RUNNING
     start_clock(a)
     w0 = time.perf_counter()
-    for tp in pauses:
-        if tp < a.tstate[TS_T] and tp < t_final:
-            continue
+    tp = next_pause(t0, t_final, t0, chunks, 0.0)
+    while True:
         code = hyb(kernel, rhs, a.jac, no_function, observe, guard, jump, params, a.y, a.tstate, t_out, a.Y_out,
                    a.iout, float(tp), float(t_final), a.acc, a.stats, a.settings, a.atol, a.rtol, a.mass, spec,
                    a.ev_out, hsettings, hstate, no_sync, a.vb)
         if progress is not None:
             progress(float(a.tstate[TS_T]), float(t_final), dict(zip(STAT_NAMES, a.stats.tolist())))
-        if code != RUNNING:
+        if code != RUNNING or tp >= t_final:
             break
+        tp = next_pause(t0, t_final, float(a.tstate[TS_T]), chunks, time.perf_counter() - w0)
     wall = time.perf_counter() - w0
     if code == RUNNING:  # defensive: the last pause is t_final
         code = DONE if math.isclose(a.tstate[TS_T], t_final) else MAX_STEPS
