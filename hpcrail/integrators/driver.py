@@ -243,10 +243,15 @@ def compile_for(problem: Problem, method: str) -> float:
             if sync_type().signature.args not in mpi_sync.overloads:
                 mpi_sync.compile(sync_type().signature.args)
     else:
-        fns = (problem.rhs, problem.observe, problem.jac if info.implicit else None,
-               problem.events.fn if problem.events else None)
-        compiled_kernel(info.name, problem.params, fns, problem.precompile)
+        compiled_kernel(info.name, problem.params, model_functions(problem, info), problem.precompile)
     return time.perf_counter() - t0
+
+
+def model_functions(problem: Problem, info: registry.MethodInfo) -> tuple:
+    """The model's numba functions a serial run of ``info`` calls (rhs, observe, the Jacobian of an implicit
+    method, the event function; None where unused), compiled with the method's kernel."""
+    return (problem.rhs, problem.observe, problem.jac if info.implicit else None,
+            problem.events.fn if problem.events else None)
 
 
 def make_settings(*, step: float = 0.0, hmin: float = 0.0, hmax: float = 0.0, max_steps: float = 1e8,
@@ -482,9 +487,7 @@ def integrate(problem: Problem, method: str, t_out: np.ndarray, t_final: float, 
                                 rtol_v=np.ascontiguousarray(rtol * problem.rtol_scale), jacobian=jacobian,
                                 compile_time=ctime, progress=progress, n_chunks=n_chunks, serial_spec=serial)
     spec, _ = problem_spec(problem, info, jacobian)
-    fns = (problem.rhs, problem.observe, problem.jac if info.implicit else None,
-           problem.events.fn if problem.events else None)
-    kernel, ctime = compiled_kernel(info.name, problem.params, fns, problem.precompile)
+    kernel, ctime = compiled_kernel(info.name, problem.params, model_functions(problem, info), problem.precompile)
     a = call_arrays(problem, info, spec, t_out, step=step, rtol=rtol, atol=atol, hmin=hmin, hmax=hmax,
                     max_steps=max_steps, extra=extra, observe_interval=observe_interval)
     # the observer sees the initial state too
