@@ -42,13 +42,15 @@ class Backend:
 
 
 def choose(caps: Capabilities, partition, n_vehicles: int, method: str, *, threads: int | None = None,
-           unpartitionable: tuple | list = ()) -> Backend:
+           unpartitionable: tuple | list = (), shared_only: tuple | list = ()) -> Backend:
     """The backend of a scenario.
 
     ``partition``: the scenario's ``partition:`` block (``backend`` off/auto/threads/mpi, ``state``
     auto/shared/distributed, ``threads``, ``auto_min_vehicles``); ``n_vehicles`` the train length; ``method`` the
     integrator (catalogue name or alias); ``threads`` overrides ``partition.threads``; ``unpartitionable`` the
-    physics the blocks cannot evaluate (e.g. noninertial couplers), which keeps ``auto`` serial.
+    physics the blocks cannot evaluate (e.g. noninertial couplers), which keeps ``auto`` serial; ``shared_only``
+    the physics the blocks evaluate with shared state only (e.g. the pneumatic brake), which makes ``state: auto``
+    shared.
 
     ``auto`` runs serial below ``auto_min_vehicles`` vehicles or with one thread (docs/performance.md), on threads
     otherwise; MPI only when asked for.  ``state: auto`` is distributed where the kind offers it and the method
@@ -77,10 +79,16 @@ def choose(caps: Capabilities, partition, n_vehicles: int, method: str, *, threa
     if state == "shared":
         return Backend(name, "shared", "partition.state: shared")
     if state == "distributed":
+        if shared_only:
+            raise ValueError(f"partition.state = 'distributed' is not offered with {', '.join(shared_only)} "
+                             "(use 'shared')")
         if not (caps.distributed and blocks):
             raise ValueError(f"partition.state = 'distributed' needs a kind and a method that run on blocks "
                              f"({method!r})")
         return Backend(name, "distributed", "partition.state: distributed")
+    if shared_only:
+        return Backend(name, "shared", f"partition.state: auto, the blocks evaluate {', '.join(shared_only)} "
+                       "with shared state only")
     if caps.distributed and blocks:
         return Backend(name, "distributed", f"partition.state: auto, {method} runs on blocks")
     return Backend(name, "shared", f"partition.state: auto, {method} does not run on blocks"

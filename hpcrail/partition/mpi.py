@@ -25,8 +25,9 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.mpi import MPI, MPIUnavailable, allgather_in_place, world  # noqa: F401 (re-exported)
+from hpcrail.models.brakes.kernel import brake_observe
 from hpcrail.partition.ltd import (
-    KX, eval_one_range, range_start_position, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges,
+    KX, SharedKernels, eval_one_range, eval_one_range_pneumatic, ltd_jac_shared_pneumatic, range_start_position, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges,
     spmd_observe_fold, spmd_observe_ranges, sum_power,
 )
 from hpcrail.models.ltd.kernel import driver_command, ltd_observe_range, observe_combine
@@ -61,6 +62,38 @@ def ltd_observe_mpi(t, y, pp, acc):
         observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0
+
+
+@njit(**JIT)
+def ltd_rhs_mpi_pneumatic(t, y, pp, dydt):
+    """:func:`ltd_rhs_mpi` of a train with the pneumatic brake: each of this rank's ranges evaluates its motion and
+    its vehicles' brake states (:func:`~hpcrail.partition.ltd.eval_one_range_pneumatic`); a vehicle's brake states
+    lie inside its derivative slice, so the same allgather gives every rank the whole derivative."""
+    notch, _cmd_notch, cmd_brake = driver_command(t, y, pp.model, dydt)
+    for b in range(pp.b_lo, pp.b_hi):
+        eval_one_range_pneumatic(t, y, pp, dydt, b, notch, cmd_brake)
+    _allgather_in_place(pp, dydt, pp.counts, pp.displs)
+    _allgather_in_place(pp, pp.work, pp.wcounts, pp.wdispls)
+    sum_power(pp, dydt)
+
+
+@njit(**JIT)
+def ltd_observe_mpi_pneumatic(t, y, pp, acc):
+    """:func:`ltd_observe_mpi` plus the brake metrics of the whole train
+    (:func:`~hpcrail.models.brakes.kernel.brake_observe`; shared state: every rank holds the whole state and
+    computes the same metrics, :func:`gather_metrics` keeps rank 0's)."""
+    ltd_observe_mpi(t, y, pp, acc)
+    brake_observe(t, y, pp.model, acc)
+
+
+def mpi_kernels(p) -> SharedKernels:
+    """The functions of a shared-state MPI run for a train of parameters ``p``: the pneumatic brake's variants for
+    ``p.air_brake == 2`` (selected here, so the plain kernels never compile the brake code; every rank computes
+    the monolithic analytic Jacobian itself, :func:`~hpcrail.partition.ltd.ltd_jac_shared_pneumatic`: no
+    communication, the same entries on every rank)."""
+    if p.air_brake == 2:
+        return SharedKernels(ltd_rhs_mpi_pneumatic, ltd_observe_mpi_pneumatic, ltd_jac_shared_pneumatic)
+    return SharedKernels(ltd_rhs_mpi, ltd_observe_mpi, None)
 
 
 def mpi_fields(comm, layout, block_groups, block_size: int, distributed: bool = False) -> dict:

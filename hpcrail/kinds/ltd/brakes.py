@@ -546,9 +546,10 @@ def pneumatic_issues(sc, add) -> None:
     if bad:
         add(("air_brake", "model"), f"the pneumatic brake runs with table-law connections only; this consist uses "
             f"{', '.join(bad)} connections", "pneumatic", "empirical, or hysteretic/rigid_bar/linear connections")
-    if sc.partition.backend in ("threads", "mpi"):
-        add(("partition", "backend"), "hidden-vehicle blocks do not evaluate the pneumatic brake yet (the brake states "
-            "are laid out for them: a follow-up)", sc.partition.backend, "off or auto (monolithic)")
+    if sc.partition.state == "distributed" and sc.partition.backend != "off":
+        add(("partition", "state"), "hidden-vehicle blocks evaluate the pneumatic brake with shared state only (the "
+            "distributed state's exchange rows do not carry the brake pipe's coupling states yet)",
+            sc.partition.state, "shared (or auto, which picks shared with the pneumatic brake)")
     from hpcrail.config.integrator import method_spec
 
     if method_spec(sc.integrator.method).multirate:

@@ -16,8 +16,8 @@ from hpcrail.kinds.ltd.problem import backend, ltd_problem
 from hpcrail.kinds.ltd.result import add_envelope_check, ltd_result
 from hpcrail.partition.layout import rank_blocks, scenario_layout, thread_count
 from hpcrail.partition.ltd import (
-    combine_accs, ltd_jac_spmd, ltd_observe_spmd, ltd_observe_threads, ltd_rhs_spmd, ltd_rhs_threads,
-    partitioned_params, spmd_bounds, spmd_slots, worker_params,
+    combine_accs, ltd_jac_spmd, ltd_observe_spmd, ltd_rhs_spmd, partitioned_params, spmd_bounds, spmd_slots,
+    thread_kernels, worker_params,
 )
 
 
@@ -61,7 +61,8 @@ def _run_threads(sc, t_out, progress):
     pp = partitioned_params(model.params, layout)
     if _distributed(sc):
         return _run_threads_spmd(sc, t_out, progress, model, mono, layout, pp, nthr)
-    prob = Problem(ltd_rhs_threads, ltd_observe_threads, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
+    k = thread_kernels(model.params)   # the pneumatic brake's variants for a train with it
+    prob = Problem(k.rhs, k.observe, pp, model.y0, jac=k.jac, t0=0.0, atol_scale=model.atol_scale,
                    acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
     before = numba.get_num_threads()
     numba.set_num_threads(nthr)
@@ -118,7 +119,8 @@ def _run_mpi(sc, t_out, progress):
                        jac_pattern=mono.jac_pattern, atol_scale=model.atol_scale, rtol_scale=mono.rtol_scale,
                        acc0=model.acc0, blocks=blocks)
     else:      # shared state: every rank integrates the whole state; the derivatives are gathered per evaluation
-        prob = Problem(pmpi.ltd_rhs_mpi, pmpi.ltd_observe_mpi, pp, model.y0, t0=0.0, atol_scale=model.atol_scale,
+        k = pmpi.mpi_kernels(p)
+        prob = Problem(k.rhs, k.observe, pp, model.y0, jac=k.jac, t0=0.0, atol_scale=model.atol_scale,
                        acc0=model.acc0, rtol_scale=mono.rtol_scale, jac_pattern=mono.jac_pattern)
     # rank 0 compiles into numba's disk cache, the other ranks load it: a cold run compiles once, not R times
     ctime = compile_on_first_rank(comm, lambda: compile_for(prob, sc.integrator.method))

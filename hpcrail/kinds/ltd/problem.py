@@ -49,9 +49,10 @@ CAPABILITIES = Capabilities(threads=True, mpi=True, distributed=True)
 
 def backend(sc, threads: int | None = None) -> Backend:
     """How an LTD scenario runs (:func:`hpcrail.partition.backend.choose`): ``auto`` stays monolithic for
-    consists with laws the blocks do not evaluate, with the pneumatic brake or with remote locomotives (the
-    blocks do not evaluate them yet: the brake states are laid out for them, a follow-up); a multirate method
-    walks its blocks on one core."""
+    consists with laws the blocks do not evaluate or with remote locomotives (distributed power: not evaluated
+    by the blocks yet); the pneumatic brake runs on blocks with shared state only (``state: auto`` picks shared;
+    the distributed state's exchange rows do not carry the brake pipe's coupling states, docs/hpc.md); a
+    multirate method walks its blocks on one core."""
     from hpcrail.config.integrator import method_spec
     from hpcrail.kinds.ltd.brakes import is_pneumatic
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
@@ -61,12 +62,10 @@ def backend(sc, threads: int | None = None) -> Backend:
     why = []
     if sc.partition.backend == "auto":
         why = list(unpartitionable_laws(sc))
-        if is_pneumatic(sc):
-            why.append("the pneumatic brake")
         if any(e.remote is not None for e in sc.consist):
             why.append("remote locomotives")
     return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method, threads=threads,
-                  unpartitionable=why)
+                  unpartitionable=why, shared_only=["the pneumatic brake"] if is_pneumatic(sc) else [])
 
 
 def choose_backend(sc, threads: int | None = None) -> str:
