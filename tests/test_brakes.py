@@ -622,8 +622,8 @@ def test_bdf2_on_threads_is_the_monolithic_bdf2():
 
 def test_distributed_state_with_the_pneumatic_brake_is_a_config_error_and_auto_picks_shared():
     """The distributed state's exchange rows do not carry the brake pipe's coupling states: ``partition.state:
-    distributed`` with the pneumatic brake is a config error naming the field and the allowed value; ``auto``
-    picks shared state (and stays monolithic below the break-even length)."""
+    distributed`` with the pneumatic brake (or with remote locomotives) is a config error naming the field and the
+    allowed value; ``auto`` picks shared state (and stays monolithic below the break-even length)."""
     from hpcrail.kinds.ltd.problem import backend
 
     rack = BRAKES / "rack" / "brake_rack_150.yaml"
@@ -640,3 +640,11 @@ def test_distributed_state_with_the_pneumatic_brake_is_a_config_error_and_auto_p
     assert (b.name, b.state) == ("threads", "shared") and "pneumatic brake" in b.why
     sc, _ = load_scenario(rack)
     assert backend(sc, threads=2).name == "off"    # 150 vehicles: below the default break-even
+    # remote locomotive groups (distributed power; their driver's brake valves are in the blocked right-hand side
+    # checked bitwise above, their notches are global states): shared state only, as the pneumatic brake
+    dp = ROOT / "configs" / "trains" / "train4_emergency.yaml"
+    sc, _ = load_scenario(dp, ["partition.backend=threads"])
+    assert backend(sc, threads=2).state == "shared" and "remote locomotives" in backend(sc, threads=2).why
+    with pytest.raises(ConfigError) as exc:
+        load_scenario(dp, ["partition.backend=threads", "partition.state=distributed", "air_brake.model=empirical"])
+    assert "partition.state" in str(exc.value) and "remote locomotive" in str(exc.value)

@@ -501,9 +501,9 @@ def pneumatic_issues(sc, add) -> None:
     if heads and sc.driver.basis != "time":
         add(("driver", "basis"), "remote locomotives follow the commands after a radio delay: the schedule must be "
             "time-based", sc.driver.basis, "time")
-    if heads and sc.partition.backend in ("threads", "mpi"):
-        add(("partition", "backend"), "hidden-vehicle blocks do not evaluate remote locomotive groups (distributed "
-            "power) yet", sc.partition.backend, "off or auto")
+    if heads and sc.partition.state == "distributed" and sc.partition.backend != "off":
+        add(("partition", "state"), "hidden-vehicle blocks evaluate remote locomotive groups (distributed power) with "
+            "shared state only", sc.partition.state, "shared (or auto, which picks shared with remote locomotives)")
     if heads:
         from hpcrail.config.integrator import method_spec
 

@@ -49,23 +49,22 @@ CAPABILITIES = Capabilities(threads=True, mpi=True, distributed=True)
 
 def backend(sc, threads: int | None = None) -> Backend:
     """How an LTD scenario runs (:func:`hpcrail.partition.backend.choose`): ``auto`` stays monolithic for
-    consists with laws the blocks do not evaluate or with remote locomotives (distributed power: not evaluated
-    by the blocks yet); the pneumatic brake runs on blocks with shared state only (``state: auto`` picks shared;
-    the distributed state's exchange rows do not carry the brake pipe's coupling states, docs/hpc.md); a
-    multirate method walks its blocks on one core."""
+    consists with laws the blocks do not evaluate; the pneumatic brake and remote locomotive groups
+    (distributed power) run on blocks with shared state only (``state: auto`` picks shared; the distributed
+    state's exchange rows do not carry the brake pipe's coupling states, docs/models.md; remote groups were never
+    checked with distributed state); a multirate method walks its blocks on one core."""
     from hpcrail.config.integrator import method_spec
     from hpcrail.kinds.ltd.brakes import is_pneumatic
     from hpcrail.kinds.ltd.couplers import unpartitionable_laws
 
     if method_spec(sc.integrator.method).multirate:
         return Backend("off", "serial", "a multirate integrator walks its blocks on one core")
-    why = []
-    if sc.partition.backend == "auto":
-        why = list(unpartitionable_laws(sc))
-        if any(e.remote is not None for e in sc.consist):
-            why.append("remote locomotives")
+    why = list(unpartitionable_laws(sc)) if sc.partition.backend == "auto" else []
+    shared_only = ["the pneumatic brake"] if is_pneumatic(sc) else []
+    if any(e.remote is not None for e in sc.consist):
+        shared_only.append("remote locomotives")
     return choose(CAPABILITIES, sc.partition, len(sc.vehicle_type_names()), sc.integrator.method, threads=threads,
-                  unpartitionable=why, shared_only=["the pneumatic brake"] if is_pneumatic(sc) else [])
+                  unpartitionable=why, shared_only=shared_only)
 
 
 def choose_backend(sc, threads: int | None = None) -> str:
