@@ -648,3 +648,29 @@ def test_distributed_state_with_the_pneumatic_brake_is_a_config_error_and_auto_p
     with pytest.raises(ConfigError) as exc:
         load_scenario(dp, ["partition.backend=threads", "partition.state=distributed", "air_brake.model=empirical"])
     assert "partition.state" in str(exc.value) and "remote locomotive" in str(exc.value)
+
+
+@pytest.mark.mpi
+def test_mpi_shared_state_is_bitwise_the_monolithic_run(tmp_path):
+    """``mpiexec -n 2 hpcrail run ... --partition mpi`` with the pneumatic brake (shared state: every rank
+    evaluates its ranges' motion and brake states, the derivative slices are gathered, every rank computes the
+    whole train's brake metrics): RK4 on the 36-vehicle rack cut, every output bitwise the serial run's."""
+    import xarray as xr
+    from test_partition import _hpcrail, needs_mpi
+
+    if needs_mpi.args[0]:
+        pytest.skip(needs_mpi.kwargs["reason"])
+    rack = str(BRAKES / "rack" / "brake_rack_150.yaml")
+    over = [o for o in RACK_BLOCKS if not o.startswith("partition.threads")]
+    sets = [a for o in over + ["integrator.method=rk4", "integrator.step_s=0.0005"] for a in ("--set", o)]
+    _hpcrail(["run", rack, "-q", "--partition", "off", "-o", str(tmp_path / "serial.zarr"), *sets], ROOT)
+    r = _hpcrail(["run", rack, "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], ROOT, n=2)
+    assert r.stdout.count("wrote") == 1
+    a = xr.open_zarr(tmp_path / "serial.zarr")
+    b = xr.open_zarr(tmp_path / "mpi.zarr")
+    assert "2 MPI ranks" in b.attrs["partition"] and b.attrs["partition_state"] == "shared"
+    assert float(a["max_buff_force_braking"]) > 1e5
+    for v in a.data_vars:
+        if v in ("wall_time", "compile_time") or a[v].dtype.kind != "f":
+            continue
+        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
