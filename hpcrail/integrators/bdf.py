@@ -254,6 +254,16 @@ def bdf_correct(rhs, jac, params, t, h, t_final, D, order, n_equal, coef, newton
 
 
 @njit(inline="always", **JIT)
+def bdf_reject(D, order, err, safety, h, dtmp, stats, own):
+    """A step whose error norm ``err`` failed the test (> 1, or NaN): counted as rejected, the history rescaled to
+    the step the error asks for (factor 0.2-10 times ``safety``).  Returns the new step."""
+    stats[ST_REJECTED] += 1
+    fac = step_factor(err, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
+    change_D(D, order, fac, dtmp, own)
+    return h * fac
+
+
+@njit(inline="always", **JIT)
 def bdf_change(D, order, delta, factor, h, t, t_final, hmax, dtmp, own):
     """Apply the order change ``delta`` and step factor of :func:`bdf_select` (the step at most ``hmax``);
     an increase below ``BDF_KEEP`` at unchanged order is not taken (the LU factors are kept).  Returns
@@ -423,7 +433,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     tol_given = settings[SET_NEWTON_TOL]
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
     max_upd = int(settings[SET_NEWTON_JUPD])
-    gamma, alpha, error_const = bdf_coefficients(ndf)
+    coef = bdf_coefficients(ndf)    # (gamma, alpha, error constants)
     # ---- persistent state
     t = tstate[TS_T]
     f = tstate[TS_F0:TS_F0 + n]
@@ -449,7 +459,6 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     dtmp = np.empty((_ROWS, n))
     Q = np.empty((MAX_ORDER + 1, n))
     g1, gtmp, roots = event_work(nev)
-    coef = (gamma, alpha, error_const)
     newton = (tol_given, maxit, max_upd)
     lin = (J, LU, piv)
     work = (vals, ytmp, ftmp, tmp, dz, dtmp)
@@ -473,10 +482,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             err_norm = wrms(sync, vb, dz, 1.0, wt)
             if err_norm <= 1.0:
                 break
-            stats[ST_REJECTED] += 1
-            fac = step_factor(err_norm, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
-            change_D(D, order, fac, dtmp, own)
-            h *= fac
+            h = bdf_reject(D, order, err_norm, safety, h, dtmp, stats, own)
             n_equal = 0
         if status != STEP_ON:
             break
@@ -499,7 +505,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
         if n_equal < order + 1:
             continue
         safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
-        delta, factor = bdf_select(D, order, max_order, error_const, err_norm, safety, 10.0, dz, wt, NORM_ALL, wt,
+        delta, factor = bdf_select(D, order, max_order, coef[2], err_norm, safety, 10.0, dz, wt, NORM_ALL, wt,
                                    wt, 0, 0, sync, vb, own)
         order, h, changed = bdf_change(D, order, delta, factor, h, t, t_final, hmax, dtmp, own)
         if changed:

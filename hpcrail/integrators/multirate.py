@@ -59,7 +59,7 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.bdf import (
-    _bdf_dense, bdf_change, bdf_coefficients, bdf_correct, bdf_error_vector, bdf_predict, bdf_resume, bdf_select,
+    _bdf_dense, bdf_change, bdf_coefficients, bdf_correct, bdf_error_vector, bdf_predict, bdf_reject, bdf_resume, bdf_select,
     bdf_step_begin, bdf_update_history, bdf_work, change_D,
 )
 from hpcrail.integrators.collectives import (
@@ -419,10 +419,7 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
                 if nref <= frac * P and nref < P:
                     refining = True
                     break
-            stats[ST_REJECTED] += 1
-            fac = step_factor(emax, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
-            change_D(D, order, fac, dtmp, own)
-            h *= fac
+            h = bdf_reject(D, order, emax, safety, h, dtmp, stats, own)
             n_equal = 0
         if status != STEP_ON:
             break
