@@ -5,7 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from helpers.paths import CONFIGS, MIXED_GROUP, ROOT, mixed_grouped  # noqa: F401 (the helpers live in tests/helpers)
+from helpers.paths import CONFIGS, MIXED_GROUP, ROOT, kernel_group, mixed_grouped  # noqa: F401 (the helpers live in tests/helpers)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Put the tests that compile the same kernels on one xdist worker (``--dist loadgroup``; before xdist's own
+    hook, which reads the marks): :data:`helpers.paths.KERNEL_GROUPS`, for tests without an ``xdist_group``."""
+    for item in items:
+        if next(item.iter_markers("xdist_group"), None) is not None:
+            continue
+        group = kernel_group(item.nodeid)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture

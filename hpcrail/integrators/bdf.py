@@ -25,20 +25,20 @@ import numpy as np
 from numba import njit
 
 from hpcrail._numba import JIT
-from hpcrail.integrators.collectives import copy_own, error_norm, seg, wrms
+from hpcrail.integrators.collectives import NORM_ALL, copy_own, error_norm, seg, wrms
 from hpcrail.integrators.common import (
-    EPS, STEP_ON, dense_needed, event_work, finish_step, initial_step, loop_gate, step_factor,
+    EPS, STEP_ON, dense_needed, event_work, failed_step_status, finish_step, initial_step, loop_gate, step_factor,
 )
 from hpcrail.integrators.contract import (
-    EVENT_STOP, NEWTON_FAILURE, NON_FINITE, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_NEWTON_JUPD,
+    EVENT_STOP, RUNNING, SET_HMAX, SET_HMIN, SET_MAX_STEPS, SET_NEWTON_JUPD,
     SET_NEWTON_MAXITER, SET_NEWTON_TOL, SET_OBS_DT, SET_OPT0, SET_STEP, ST_NFAIL, ST_NFEV, ST_REJECTED,
-    STEP_UNDERFLOW, TS_F0, TS_FVALID, TS_H, TS_T,
+    TS_F0, TS_FVALID, TS_H, TS_T,
 )
 from hpcrail.integrators.linalg import SP_NEV
 from hpcrail.integrators.newton import (
-    JS_ETA, JS_LU_C, MSBJ, N_JS, NEWTON_CONVERGED, NEWTON_NONFINITE, evaluate_jacobian, factorise, factorise_at,
+    JS_CURJAC, JS_ETA, JS_JAGE, JS_LU_C, N_JS, NEWTON_CONVERGED, NEWTON_NONFINITE, factorise_at,
     jac_values, jacobian_at_stall, jacobian_if_due, jacobian_reset, lin_storage, lin_storage_py, matrices,
-    needs_f_for_jacobian, needs_factorisation, newton_solve, newton_tol_err, record_newton,
+    needs_factorisation, newton_solve, newton_tol_err, record_newton,
 )
 
 MAX_ORDER = 5
@@ -46,6 +46,8 @@ MAX_ORDER = 5
 #: worse on train 4: +8 % steps)
 BDF_KEEP = 1.2
 _N_SCAL = 8
+#: rows of the history D: orders 0..MAX_ORDER and the two differences of the order-change test
+_ROWS = MAX_ORDER + 3
 #: order, steps at constant step, then the Jacobian bookkeeping ``js`` (:data:`~hpcrail.integrators.newton.JS_LU_C`..)
 _SC_ORDER, _SC_NEQ, _SC_LU_C, _SC_CURJAC, _SC_ETA, _SC_RECOMP, _SC_JVALID, _SC_JAGE = range(8)
 
@@ -169,17 +171,24 @@ def bdf_predict(D, order, gamma, alpha, ypred, base, own):
             base[i] = ypred[i] - base[i] * inv_alpha
 
 
-@njit(**JIT)
-def bdf_try_step(rhs, jac, params, t, h, t_final, D, order, n_equal, gamma, alpha, error_const, tol_given, ypred,
-                 base, ynew, js, f, mass, spec, J, LU, piv, wt, maxit, max_upd, vals, ytmp, ftmp, tmp, dz, dtmp,
-                 jac_fresh, stats, sync, vb):
+@njit(inline="always", **JIT)
+def bdf_try_step(rhs, jac, params, t, h, t_final, D, order, n_equal, coef, newton, ypred, base, ynew, js, f, mass,
+                 spec, lin, wt, work, jac_fresh, stats, sync, vb):
     """One attempt of a BDF step t → t + h (cut to end exactly at ``t_final``): the predictor, the corrector
     (the Jacobian and LU reuse policy of :mod:`~hpcrail.integrators.newton` on the bookkeeping view ``js``,
     simplified Newton from the predictor into ``ynew`` with tolerance ``tol_given`` or 0.1 of the error-test
     unit) and the reaction to its failure: ``CORR_RETRY`` (same step again: a fresh Jacobian at the stalled
     iterate, or factors at this step size), ``CORR_FAIL`` / ``CORR_NONFINITE`` (the history rescaled to h/2); on
     ``CORR_OK`` ``dz`` holds the local error estimate (not yet normed: the caller's error test).  Returns
-    ``(outcome, t_new, h, n_equal, iterations, jac_fresh)``."""
+    ``(outcome, t_new, h, n_equal, iterations, jac_fresh)``.  Grouped arguments: ``coef`` = (γ, α,
+    error constants) of :func:`bdf_coefficients`, ``newton`` = (tolerance, iterations, Jacobian updates per
+    solve), ``lin`` = (J, LU, pivots), ``work`` = (Jacobian values, ytmp, ftmp, tmp, dz, dtmp) — at most 30
+    arguments, so that numba can inline it (Python compiles a call with more as ``f(*args)``, which numba's
+    inliner refuses)."""
+    gamma, alpha, error_const = coef
+    tol_given, maxit, max_upd = newton
+    J, LU, piv = lin
+    vals, ytmp, ftmp, tmp, dz, dtmp = work
     own = vb.own
     t_new = t + h
     if t_new >= t_final or t_final - t_new <= 1e-12 * max(1.0, abs(t_final)):
@@ -220,6 +229,38 @@ def bdf_try_step(rhs, jac, params, t, h, t_final, D, order, n_equal, gamma, alph
         return CORR_RETRY, t_new, h, n_equal, iters, jac_fresh
     change_D(D, order, 0.5, dtmp, own)
     return (CORR_NONFINITE if code == NEWTON_NONFINITE else CORR_FAIL), t_new, 0.5 * h, 0, iters, False
+
+
+@njit(inline="always", **JIT)
+def bdf_correct(rhs, jac, params, t, h, t_final, D, order, n_equal, coef, newton, ypred, base, ynew, js, f, mass,
+                spec, lin, wt, work, jac_fresh, min_step, stats, sync, vb):
+    """Attempts of the step from t (:func:`bdf_try_step`) until its corrector converges, the step halved after each
+    failure, at most down to ``min_step``.  Returns ``(status, t_new, h, n_equal, iterations, jac_fresh)``:
+    ``STEP_ON`` with the error estimate in ``work``'s ``dz`` (the caller's error test), or the failed step's
+    status (:func:`~hpcrail.integrators.common.failed_step_status`)."""
+    newton_failed = False
+    nonfinite = False
+    t_new = t
+    while not (h < min_step):
+        outcome, t_new, h, n_equal, iters, jac_fresh = bdf_try_step(
+            rhs, jac, params, t, h, t_final, D, order, n_equal, coef, newton, ypred, base, ynew, js, f, mass, spec,
+            lin, wt, work, jac_fresh, stats, sync, vb)
+        if outcome == CORR_OK:
+            return STEP_ON, t_new, h, n_equal, iters, jac_fresh
+        if outcome != CORR_RETRY:
+            newton_failed = True
+            nonfinite = outcome == CORR_NONFINITE
+    return failed_step_status(newton_failed, nonfinite), t_new, h, n_equal, 0, jac_fresh
+
+
+@njit(inline="always", **JIT)
+def bdf_reject(D, order, err, safety, h, dtmp, stats, own):
+    """A step whose error norm ``err`` failed the test (> 1, or NaN): counted as rejected, the history rescaled to
+    the step the error asks for (factor 0.2-10 times ``safety``).  Returns the new step."""
+    stats[ST_REJECTED] += 1
+    fac = step_factor(err, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
+    change_D(D, order, fac, dtmp, own)
+    return h * fac
 
 
 @njit(inline="always", **JIT)
@@ -334,12 +375,15 @@ def bdf_step_begin(D, order, h, n_equal, t, hmin, hmax, y, atol, rtolv, wt, dtmp
 
 
 @njit(**JIT)
-def bdf_start(rhs, events, params, t, y, f, g0, D, rows, h0, t_final, hmax, rtolv, atol, mass, tstate, sc, stats,
-              sync, vb):
-    """First call: f(t, y), the event functions into ``g0`` (if any), the initial step (``h0`` if > 0, else
-    :func:`initial_step`, at most ``hmax``) into ``tstate``, the history D_0 = y, D_1 = h·M⁻¹f (0 for algebraic
+def bdf_resume(rhs, events, params, t, y, f, g0, D, rows, h0, t_final, hmax, rtolv, atol, mass, tstate, sc, stats,
+               sync, vb):
+    """A BDF kernel's state at entry: ``(h, order, n_equal)`` from ``tstate`` and ``sc``, after the first call's
+    set-up when ``tstate`` is fresh — f(t, y), the event functions into ``g0`` (if any), the initial step (``h0``
+    if > 0, else :func:`initial_step`, at most ``hmax``), the history D_0 = y, D_1 = h·M⁻¹f (0 for algebraic
     rows), D_2.. = 0 over ``rows`` rows, and the scalars ``sc``: order 1, the Jacobian bookkeeping reset (its
     slots from ``_SC_LU_C``), every other slot 0."""
+    if tstate[TS_FVALID] != 0.0:
+        return tstate[TS_H], int(sc[_SC_ORDER]), int(sc[_SC_NEQ])
     own = vb.own
     rhs(t, y, params, f)
     stats[ST_NFEV] += 1
@@ -362,6 +406,7 @@ def bdf_start(rhs, events, params, t, y, f, g0, D, rows, h0, t_final, hmax, rtol
     jacobian_reset(sc[_SC_LU_C:_SC_LU_C + N_JS])
     tstate[TS_H] = h0
     tstate[TS_FVALID] = 1.0
+    return h0, 1, 0
 
 
 @njit(**JIT)
@@ -371,11 +416,10 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     ``settings[8:10]`` Newton tolerance and iterations (default 4).  See the module docstring.  On the
     blocks of ``vb`` with the reduction hook ``sync`` (:mod:`~hpcrail.integrators.collectives`).
 
-    The step is written out here, not through :func:`bdf_try_step` / :func:`bdf_select` as the multirate BDF
-    calls them: numba cannot inline a function that receives the model's functions, and the separate call
-    (array arguments of unknown aliasing: its loops stop vectorising) measured 19-35 % more CPU on train 4's
-    bdf2 trip (0.695-0.79 s against 0.58-0.60 s, same load).  Keep the two in step: the serial-bits test
-    fixes this kernel's arithmetic, tests/test_multirate.py the helpers'."""
+    The step is the multirate BDF's (:func:`bdf_step_begin`, :func:`bdf_try_step`,
+    :func:`bdf_update_history`, :func:`bdf_select`, :func:`bdf_change`); the step's pieces are inlined
+    (``inline="always"``) so that their loops run on this kernel's own work arrays and stay vectorised (a
+    separate call measured 19-35 % more CPU on train 4's bdf2 trip, stop 34)."""
     n = y.size
     own = vb.own
     nev = spec[SP_NEV]
@@ -389,7 +433,7 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     tol_given = settings[SET_NEWTON_TOL]
     maxit = int(settings[SET_NEWTON_MAXITER]) if settings[SET_NEWTON_MAXITER] > 0.0 else 4
     max_upd = int(settings[SET_NEWTON_JUPD])
-    gamma, alpha, error_const = bdf_coefficients(ndf)
+    coef = bdf_coefficients(ndf)    # (gamma, alpha, error constants)
     # ---- persistent state
     t = tstate[TS_T]
     f = tstate[TS_F0:TS_F0 + n]
@@ -397,11 +441,12 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     g0 = tstate[og:og + nev]
     osc = og + nev
     sc = tstate[osc:osc + _N_SCAL]
+    js = sc[_SC_LU_C:_SC_LU_C + N_JS]
     od = osc + _N_SCAL
-    D = tstate[od:od + (MAX_ORDER + 3) * n].reshape((MAX_ORDER + 3, n))
-    oj = od + (MAX_ORDER + 3) * n
+    D = tstate[od:od + _ROWS * n].reshape((_ROWS, n))
+    oj = od + _ROWS * n
     J, LU, piv = matrices(tstate, oj, L, npiv)
-    # ---- work
+    # ---- work (allocated here, not in a helper: the inlined loops then know they do not alias)
     vals = np.zeros(max(jac_values(spec, vb), 1))
     ytmp = np.empty(n)
     ftmp = np.empty(n)
@@ -411,188 +456,38 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
     ypred = np.empty(n)
     ynew = np.empty(n)
     wt = np.empty(n)
-    dtmp = np.empty((MAX_ORDER + 3, n))
+    dtmp = np.empty((_ROWS, n))
     Q = np.empty((MAX_ORDER + 1, n))
     g1, gtmp, roots = event_work(nev)
-    if tstate[TS_FVALID] == 0.0:
-        rhs(t, y, params, f)
-        stats[ST_NFEV] += 1
-        if nev > 0:
-            events(t, y, params, g0)
-        h0 = settings[SET_STEP]
-        if h0 <= 0.0:
-            h0 = initial_step(rhs, params, t, y, f, t_final - t, rtolv, atol, 1.0, mass, stats, sync, vb)
-        h0 = min(h0, hmax)
-        for s in range(2):
-            a, z = seg(own, s)
-            for i in range(a, z):
-                D[0, i] = y[i]
-                D[1, i] = h0 * f[i] / mass[i] if mass[i] != 0.0 else 0.0
-            for k in range(2, MAX_ORDER + 3):
-                for i in range(a, z):
-                    D[k, i] = 0.0
-        sc[_SC_ORDER] = 1.0
-        sc[_SC_NEQ] = 0.0
-        sc[_SC_LU_C] = 0.0
-        sc[_SC_CURJAC] = 0.0
-        sc[_SC_ETA] = 1.0
-        sc[_SC_RECOMP] = 0.0
-        sc[_SC_JVALID] = 0.0
-        sc[_SC_JAGE] = 0.0
-        tstate[TS_H] = h0
-        tstate[TS_FVALID] = 1.0
-    h = tstate[TS_H]
-    order = int(sc[_SC_ORDER])
-    n_equal = int(sc[_SC_NEQ])
+    newton = (tol_given, maxit, max_upd)
+    lin = (J, LU, piv)
+    work = (vals, ytmp, ftmp, tmp, dz, dtmp)
+    h, order, n_equal = bdf_resume(rhs, events, params, t, y, f, g0, D, _ROWS, settings[SET_STEP], t_final, hmax,
+                                   rtolv, atol, mass, tstate, sc, stats, sync, vb)
     status = RUNNING
     while True:
         status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
         if status != STEP_ON:
             break
-        min_step = max(hmin, 10.0 * EPS * max(abs(t), 1e-300))
-        if h > hmax:
-            change_D(D, order, hmax / h, dtmp, own)
-            h = hmax
-            n_equal = 0
-        # error weights of this step (Newton and error test), from y_n as in CVODE
-        for s in range(2):
-            a, z = seg(own, s)
-            for i in range(a, z):
-                wt[i] = 1.0 / (atol[i] + rtolv[i] * abs(y[i]))
-        accepted = False
-        newton_failed = False
-        nonfinite = False
+        h, n_equal, min_step = bdf_step_begin(D, order, h, n_equal, t, hmin, hmax, y, atol, rtolv, wt, dtmp, own)
         jac_fresh = False
-        iters = 0
         err_norm = 0.0
-        t_new = t
-        while not accepted:
-            if h < min_step:
+        while True:
+            status, t_new, h, n_equal, iters, jac_fresh = bdf_correct(
+                rhs, jac, params, t, h, t_final, D, order, n_equal, coef, newton, ypred, base, ynew, js, f, mass, spec,
+                lin, wt, work, jac_fresh, min_step, stats, sync, vb)
+            if status != STEP_ON:
                 break
-            t_new = t + h
-            if t_new >= t_final or t_final - t_new <= 1e-12 * max(1.0, abs(t_final)):
-                t_new = t_final
-                change_D(D, order, (t_new - t) / h, dtmp, own)
-                n_equal = 0
-                h = t_new - t
-            # predictor, and base such that (alpha/h) M (y - base) = f  <=>  M (d + psi) = c f, d = y - ypred
-            # (row-wise passes: contiguous and vectorisable)
-            inv_alpha = 1.0 / alpha[order]
-            d0 = D[0]
-            for s in range(2):
-                a, z = seg(own, s)
-                for i in range(a, z):
-                    ypred[i] = d0[i]
-                    base[i] = 0.0
-                for k in range(1, order + 1):
-                    dk = D[k]
-                    gk = gamma[k]
-                    for i in range(a, z):
-                        ypred[i] += dk[i]
-                        base[i] += gk * dk[i]
-                for i in range(a, z):
-                    base[i] = ypred[i] - base[i] * inv_alpha
-            cc = alpha[order] / h
-            if sc[_SC_JVALID] == 0.0 or sc[_SC_RECOMP] != 0.0 or sc[_SC_JAGE] >= MSBJ:
-                if needs_f_for_jacobian(spec, vb):
-                    rhs(t_new, ypred, params, ftmp)
-                    stats[ST_NFEV] += 1
-                    for i in range(n):
-                        f[i] = ftmp[i]
-                evaluate_jacobian(rhs, jac, params, t_new, ypred, f, spec, J, vals, ytmp, ftmp, stats, vb)
-                sc[_SC_JVALID] = 1.0
-                sc[_SC_CURJAC] = 1.0
-                sc[_SC_RECOMP] = 0.0
-                sc[_SC_LU_C] = 0.0
-                sc[_SC_JAGE] = 0.0
-                jac_fresh = True
-            if needs_factorisation(cc, sc[_SC_LU_C]):
-                if not factorise(J, LU, cc, mass, spec, piv, tmp, stats, sync, vb):
-                    sc[_SC_LU_C] = 0.0
-                    code = NEWTON_NONFINITE
-                else:
-                    sc[_SC_LU_C] = cc
-                    sc[_SC_ETA] = 1.0
-                    code = NEWTON_CONVERGED
-            else:
-                code = NEWTON_CONVERGED
-            if code == NEWTON_CONVERGED:
-                copy_own(ynew, ypred, own)
-                # Newton tolerance on the error-test scale: the error estimate is error_const·(y − y_pred)
-                tol = tol_given if tol_given > 0.0 else newton_tol_err(0.0) / error_const[order]
-                c_lu = sc[_SC_LU_C]
-                code, iters, eta, upd = newton_solve(rhs, jac, params, t_new, ynew, base, cc, c_lu, mass, J, LU, piv,
-                                                     spec, wt, tol, maxit, sc[_SC_ETA], ftmp, dz, tmp, vals, ytmp, f,
-                                                     max_upd, stats, sync, vb)
-                sc[_SC_ETA] = eta
-                if upd > 0:
-                    sc[_SC_CURJAC] = 1.0
-                    sc[_SC_JAGE] = 0.0
-                    jac_fresh = True
-                    sc[_SC_LU_C] = cc if code != NEWTON_NONFINITE else 0.0
-            if code != NEWTON_CONVERGED:
-                stats[ST_REJECTED] += 1
-                stats[ST_NFAIL] += 1
-                if not jac_fresh and code != NEWTON_NONFINITE:
-                    # retry with the Jacobian at the iterate where Newton stalled (a kink of a
-                    # non-smooth model may lie between the predictor and the solution)
-                    if needs_f_for_jacobian(spec, vb):
-                        rhs(t_new, ynew, params, f)
-                        stats[ST_NFEV] += 1
-                    evaluate_jacobian(rhs, jac, params, t_new, ynew, f, spec, J, vals, ytmp, ftmp, stats, vb)
-                    sc[_SC_CURJAC] = 1.0
-                    sc[_SC_LU_C] = 0.0
-                    sc[_SC_JAGE] = 0.0
-                    jac_fresh = True
-                    continue
-                if sc[_SC_LU_C] != cc and code != NEWTON_NONFINITE:
-                    sc[_SC_LU_C] = 0.0      # old factors: refactorise at this step size first
-                    continue
-                jac_fresh = False
-                newton_failed = True
-                nonfinite = code == NEWTON_NONFINITE
-                change_D(D, order, 0.5, dtmp, own)
-                h *= 0.5
-                n_equal = 0
-                continue
-            newton_failed = False
             safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
-            for s in range(2):
-                a, z = seg(own, s)
-                for i in range(a, z):
-                    dz[i] = error_const[order] * (ynew[i] - ypred[i])
             err_norm = wrms(sync, vb, dz, 1.0, wt)
-            if not (err_norm <= 1.0):
-                stats[ST_REJECTED] += 1
-                fac = step_factor(err_norm, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
-                change_D(D, order, fac, dtmp, own)
-                h *= fac
-                n_equal = 0
-                continue
-            accepted = True
-        if not accepted:
-            if newton_failed:
-                status = NON_FINITE if nonfinite else NEWTON_FAILURE
-            else:
-                status = STEP_UNDERFLOW
+            if err_norm <= 1.0:
+                break
+            h = bdf_reject(D, order, err_norm, safety, h, dtmp, stats, own)
+            n_equal = 0
+        if status != STEP_ON:
             break
-        # ---- accept: update differences (D^{j+1} y_n = D^j y_n − D^j y_{n−1})
         n_equal += 1
-        # (row by row: contiguous, vectorisable passes; one fused pass with a strided inner loop over
-        # the rows measured 2.5 us per step on train 4)
-        d2 = D[order + 2]
-        d1 = D[order + 1]
-        for s in range(2):
-            a, z = seg(own, s)
-            for i in range(a, z):
-                d = ynew[i] - ypred[i]
-                d2[i] = d - d1[i]
-                d1[i] = d
-            for k in range(order, -1, -1):
-                dk = D[k]
-                dk1 = D[k + 1]
-                for i in range(a, z):
-                    dk[i] += dk1[i]
+        bdf_update_history(D, order, ynew, ypred, own)
         if dense_needed(spec, obs_dt, t, t_new, t_out, iout):
             _bdf_dense(D, order, Q, own)
         hs = t_new - t
@@ -604,50 +499,17 @@ def bdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_paus
             status = EVENT_STOP
             break
         t = t_new
-        sc[_SC_CURJAC] = 0.0
-        sc[_SC_JAGE] += 1.0
+        js[JS_CURJAC] = 0.0
+        js[JS_JAGE] += 1.0
         # ---- order and step selection
         if n_equal < order + 1:
             continue
         safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
-        em = 1e300
-        ep = 1e300
-        if order > 1:
-            for s in range(2):
-                a, z = seg(own, s)
-                for i in range(a, z):
-                    dz[i] = error_const[order - 1] * D[order, i]
-            em = wrms(sync, vb, dz, 1.0, wt)
-        if order < max_order:
-            for s in range(2):
-                a, z = seg(own, s)
-                for i in range(a, z):
-                    dz[i] = error_const[order + 1] * D[order + 2, i]
-            ep = wrms(sync, vb, dz, 1.0, wt)
-        fm = em ** (-1.0 / order) if em > 0.0 else 1e300
-        f0 = err_norm ** (-1.0 / (order + 1)) if err_norm > 0.0 else 1e300
-        fp = ep ** (-1.0 / (order + 2)) if ep > 0.0 else 1e300
-        if em >= 1e300:
-            fm = 0.0
-        if ep >= 1e300:
-            fp = 0.0
-        delta = 0
-        best = f0
-        if fm > best:
-            best = fm
-            delta = -1
-        if fp > best:
-            best = fp
-            delta = 1
-        factor = min(10.0, safety * best)
-        if delta == 0 and 1.0 <= factor < BDF_KEEP:
-            continue  # keep order, step and LU factors
-        order += delta
-        if t_final - t > 0.0:
-            factor = min(factor, hmax / h)
-        change_D(D, order, factor, dtmp, own)
-        h *= factor
-        n_equal = 0
+        delta, factor = bdf_select(D, order, max_order, coef[2], err_norm, safety, 10.0, dz, wt, NORM_ALL, wt,
+                                   wt, 0, 0, sync, vb, own)
+        order, h, changed = bdf_change(D, order, delta, factor, h, t, t_final, hmax, dtmp, own)
+        if changed:
+            n_equal = 0
     sc[_SC_ORDER] = order
     sc[_SC_NEQ] = n_equal
     tstate[TS_T] = t

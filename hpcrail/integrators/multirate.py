@@ -59,19 +59,19 @@ from numba import njit
 
 from hpcrail._numba import JIT
 from hpcrail.integrators.bdf import (
-    CORR_NONFINITE, CORR_OK, CORR_RETRY, _bdf_dense, bdf_change, bdf_coefficients, bdf_error_vector, bdf_predict,
-    bdf_select, bdf_start, bdf_step_begin, bdf_try_step, bdf_update_history, bdf_work, change_D,
+    _bdf_dense, bdf_change, bdf_coefficients, bdf_correct, bdf_error_vector, bdf_predict, bdf_reject, bdf_resume, bdf_select,
+    bdf_step_begin, bdf_update_history, bdf_work, change_D,
 )
 from hpcrail.integrators.collectives import (
     MR_G0, MR_HA, MR_HB, MR_NG, NORM_BLOCKS, NORM_LATENT, OW_BHI, OW_BLO, OW_BOUNDS, OW_G0, OW_MR, OW_N, OW_P,
     block_errors, copy_own, seg, wsumsq,
 )
 from hpcrail.integrators.common import (
-    dense_needed, EPS, event_work, failed_step_status, finish_step, loop_gate, step_factor, STEP_ON, step_settings,
+    dense_needed, EPS, event_work, finish_step, loop_gate, step_factor, STEP_ON, step_settings,
 )
 from hpcrail.integrators.contract import (
-    RUNNING, SET_NEWTON_TOL, SET_OPT0, SET_STEP, ST_NFAIL, ST_NJEV, ST_REJECTED, ST_STEPS, TS_F0, TS_FVALID,
-    TS_H, TS_T,
+    RUNNING, SET_NEWTON_TOL, SET_OPT0, SET_STEP, ST_NFAIL, ST_NJEV, ST_REJECTED, ST_STEPS, TS_F0, TS_H,
+    TS_T,
 )
 from hpcrail.integrators.linalg import SP_ML, SP_MU, SP_PERM_FROM
 from hpcrail.integrators.newton import (
@@ -366,43 +366,31 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
     keep_lu = settings[SET_OPT0 + 8] > 0.5
     g0e = np.empty(0)
     g1e, gtmp, roots = event_work(nev)
-    if tstate[TS_FVALID] == 0.0:
-        bdf_start(rhs, events, params, t, y, f, g0e, D, ROWS, settings[SET_STEP], t_final, hmax, rtolv, atol, mass,
-                  tstate, sc, stats, sync, vb)
-    h = tstate[TS_H]
-    order = int(sc[_SC_ORDER])
-    n_equal = int(sc[_SC_NEQ])
+    coef = (gamma, alpha, error_const)
+    newton = (tol_given, maxit, max_upd)
+    lin = (J, LU, piv)
+    work = (vals, ytmp, ftmp, tmp, dz, dtmp)
+    h, order, n_equal = bdf_resume(rhs, events, params, t, y, f, g0e, D, ROWS, settings[SET_STEP], t_final, hmax,
+                                   rtolv, atol, mass, tstate, sc, stats, sync, vb)
     status = RUNNING
     while True:
         status = loop_gate(t, y, t_out, Y_out, iout, t_pause, t_final, stats, max_steps, own)
         if status != STEP_ON:
             break
         h, n_equal, min_step = bdf_step_begin(D, order, h, n_equal, t, hmin, hmax, y, atol, rtolv, wt, dtmp, own)
-        accepted = False
         refining = False
-        newton_failed = False
-        nonfinite = False
         jac_fresh = False
-        iters = 0
         err_lat = 0.0
-        t_new = t
-        while not accepted:
-            if h < min_step:
-                break
+        while True:
             njev = stats[ST_NJEV]
-            outcome, t_new, h, n_equal, iters, jac_fresh = bdf_try_step(
-                rhs, jac, params, t, h, t_final, D, order, n_equal, gamma, alpha, error_const, tol_given, ypred, base,
-                ynew, js, f, mass, spec, J, LU, piv, wt, maxit, max_upd, vals, ytmp, ftmp, tmp, dz, dtmp, jac_fresh,
-                stats, sync, vb)
-            if stats[ST_NJEV] != njev:
+            status, t_new, h, n_equal, iters, jac_fresh = bdf_correct(
+                rhs, jac, params, t, h, t_final, D, order, n_equal, coef, newton, ypred, base, ynew, js, f, mass, spec,
+                lin, wt, work, jac_fresh, min_step, stats, sync, vb)
+            if stats[ST_NJEV] != njev:     # a new Jacobian: the runs' kept factors are stale
                 for b in range(P):
                     run_lo[b] = -1
-            if outcome == CORR_RETRY:
-                continue
-            newton_failed = outcome != CORR_OK
-            if newton_failed:
-                nonfinite = outcome == CORR_NONFINITE
-                continue
+            if status != STEP_ON:
+                break
             safety = 0.9 * (2 * maxit + 1) / (2 * maxit + iters)
             # error estimate per block (and of the global states)
             emax = block_errors(own, dz, wt, eb, b_lo, b_hi)
@@ -411,7 +399,6 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
             if not (eg <= emax):
                 emax = eg
             if emax <= 1.0:
-                accepted = True
                 refining = False
                 err_lat = emax
                 break
@@ -430,16 +417,11 @@ def mrbdf(rhs, jac, events, observe, params, y, tstate, t_out, Y_out, iout, t_pa
                     elif eb[b] > err_lat:
                         err_lat = eb[b]
                 if nref <= frac * P and nref < P:
-                    accepted = True
                     refining = True
                     break
-            stats[ST_REJECTED] += 1
-            fac = step_factor(emax, 1.0 / (order + 1), safety, 0.2, 10.0, False, h, 0.0, 0.0, False)
-            change_D(D, order, fac, dtmp, own)
-            h *= fac
+            h = bdf_reject(D, order, emax, safety, h, dtmp, stats, own)
             n_equal = 0
-        if not accepted:
-            status = failed_step_status(newton_failed, nonfinite)
+        if status != STEP_ON:
             break
         hs = t_new - t
         if refining:
