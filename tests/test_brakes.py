@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers.ltd import make_scenario
+from helpers.ltd import assert_outputs_bitwise, make_scenario
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
@@ -592,12 +592,7 @@ def test_rk4_on_two_threads_and_three_blocks_is_bitwise_the_monolithic_run():
     assert np.all(np.isfinite(a["brake_application_time"].values))
     assert float(a["max_buff_force_braking"]) > 1e5
     assert str(b.status.values) == "completed" and int(a.nsteps) == int(b.nsteps) == 10000
-    compared = 0
-    for v in a.data_vars:
-        if v in ("wall_time", "compile_time") or a[v].dtype.kind != "f":
-            continue
-        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
-        compared += 1
+    compared = assert_outputs_bitwise(a, b)
     assert {"brake_pipe_pressure", "auxiliary_reservoir_pressure", "brake_cylinder_pressure", "coupler_force",
             "brake_signal_speed", "air_mass_balance_residual"} <= set(a.data_vars) and compared > 40
 
@@ -614,10 +609,7 @@ def test_bdf2_on_threads_is_the_monolithic_bdf2():
     b = run_scenario(load_scenario(rack, over + ["partition.backend=threads"])[0])
     assert b.attrs["partition_state"] == "shared" and str(b.status.values) == "completed"
     assert int(a.nsteps) == int(b.nsteps) and float(a["max_buff_force_braking"]) > 1e5
-    for v in a.data_vars:
-        if v in ("wall_time", "compile_time") or a[v].dtype.kind != "f":
-            continue
-        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
+    assert_outputs_bitwise(a, b)
 
 
 def test_distributed_state_with_the_pneumatic_brake_is_a_config_error_and_auto_picks_shared():
@@ -655,22 +647,13 @@ def test_mpi_shared_state_is_bitwise_the_monolithic_run(tmp_path):
     """``mpiexec -n 2 hpcrail run ... --partition mpi`` with the pneumatic brake (shared state: every rank
     evaluates its ranges' motion and brake states, the derivative slices are gathered, every rank computes the
     whole train's brake metrics): RK4 on the 36-vehicle rack cut, every output bitwise the serial run's."""
-    import xarray as xr
-    from test_partition import _hpcrail, needs_mpi
+    from test_partition import mpi_pair, needs_mpi
 
     if needs_mpi.args[0]:
         pytest.skip(needs_mpi.kwargs["reason"])
-    rack = str(BRAKES / "rack" / "brake_rack_150.yaml")
     over = [o for o in RACK_BLOCKS if not o.startswith("partition.threads")]
-    sets = [a for o in over + ["integrator.method=rk4", "integrator.step_s=0.0005"] for a in ("--set", o)]
-    _hpcrail(["run", rack, "-q", "--partition", "off", "-o", str(tmp_path / "serial.zarr"), *sets], ROOT)
-    r = _hpcrail(["run", rack, "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], ROOT, n=2)
-    assert r.stdout.count("wrote") == 1
-    a = xr.open_zarr(tmp_path / "serial.zarr")
-    b = xr.open_zarr(tmp_path / "mpi.zarr")
+    a, b = mpi_pair(BRAKES / "rack" / "brake_rack_150.yaml", over + ["integrator.method=rk4", "integrator.step_s=0.0005"],
+                    tmp_path, ROOT)
     assert "2 MPI ranks" in b.attrs["partition"] and b.attrs["partition_state"] == "shared"
     assert float(a["max_buff_force_braking"]) > 1e5
-    for v in a.data_vars:
-        if v in ("wall_time", "compile_time") or a[v].dtype.kind != "f":
-            continue
-        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
+    assert_outputs_bitwise(a, b)

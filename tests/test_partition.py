@@ -21,7 +21,7 @@ from hpcrail.kinds.ltd.outputs import TRAIN_METRICS
 
 METRICS = [o.name for o in TRAIN_METRICS]
 from hpcrail.simulate import run_scenario
-from helpers.ltd import constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
+from helpers.ltd import assert_outputs_bitwise, constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
 
 STATE_VARS = ("speed", "coupler_deflection", "coupler_force", "position", "notch")
 
@@ -376,6 +376,16 @@ def _hpcrail(args, cwd, n=None):
     return r
 
 
+def mpi_pair(cfg, over, tmp_path, cwd, against="off"):
+    """``(a, b)``: the datasets of ``hpcrail run cfg --partition against`` and of ``mpiexec -n 2 hpcrail run cfg
+    --partition mpi`` with the overrides ``over`` (only rank 0 writes and reports)."""
+    sets = [a for o in over for a in ("--set", o)]
+    _hpcrail(["run", str(cfg), "-q", "--partition", against, "-o", str(tmp_path / "a.zarr"), *sets], cwd)
+    r = _hpcrail(["run", str(cfg), "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], cwd, n=2)
+    assert r.stdout.count("wrote") == 1
+    return xr.open_zarr(tmp_path / "a.zarr"), xr.open_zarr(tmp_path / "mpi.zarr")
+
+
 @pytest.mark.mpi
 @needs_mpi
 @pytest.mark.parametrize("config, over, tol_states, tol_metrics", [
@@ -386,13 +396,7 @@ def _hpcrail(args, cwd, n=None):
 def test_mpi_two_ranks_reproduce_serial(repo_root, tmp_path, config, over, tol_states, tol_metrics):
     """``mpiexec -n 2 hpcrail run ... --partition mpi``: rank 0 writes the dataset of a serial run (RK4 with
     distributed state, ``state: auto``; DOPRI5 with shared state: every rank integrates the whole state)."""
-    cfg = str(repo_root / "configs" / "trains" / f"{config}.yaml")
-    sets = [a for o in over for a in ("--set", o)]
-    _hpcrail(["run", cfg, "-q", "--partition", "off", "-o", str(tmp_path / "serial.zarr"), *sets], repo_root)
-    r = _hpcrail(["run", cfg, "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], repo_root, n=2)
-    assert r.stdout.count("wrote") == 1  # only rank 0 writes and reports
-    a = xr.open_zarr(tmp_path / "serial.zarr")
-    b = xr.open_zarr(tmp_path / "mpi.zarr")
+    a, b = mpi_pair(repo_root / "configs" / "trains" / f"{config}.yaml", over, tmp_path, repo_root)
     assert "mpi:" in b.attrs["partition"] and "2 MPI ranks" in b.attrs["partition"]
     assert set(a.data_vars) == set(b.data_vars) and dict(a.sizes) == dict(b.sizes)
     for name in METRICS:
@@ -418,20 +422,12 @@ def test_mpi_distributed_state_is_the_threads_distributed_state(repo_root, tmp_p
     nothing gathers the state per step.  Every reduction adds per-block partial sums in block order, so the
     run is bitwise the distributed-state run on 2 threads (RK4 on train 4; BDF2 with the partitioned LU and the
     air brake signal crossing 3 blocks on the demo train) — every output, step counts included."""
-    cfg = str(repo_root / "configs" / "trains" / f"{config}.yaml")
-    sets = [a for o in over + ["partition.state=distributed", "partition.threads=2"] for a in ("--set", o)]
-    _hpcrail(["run", cfg, "-q", "--partition", "threads", "-o", str(tmp_path / "thr.zarr"), *sets], repo_root)
-    r = _hpcrail(["run", cfg, "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], repo_root, n=2)
-    assert r.stdout.count("wrote") == 1
-    a = xr.open_zarr(tmp_path / "thr.zarr")
-    b = xr.open_zarr(tmp_path / "mpi.zarr")
+    a, b = mpi_pair(repo_root / "configs" / "trains" / f"{config}.yaml",
+                    over + ["partition.state=distributed", "partition.threads=2"], tmp_path, repo_root, against="threads")
     assert "2 MPI ranks" in b.attrs["partition"] and b.attrs["partition_state"] == "distributed"
     assert a.attrs["partition_state"] == "distributed"
     assert str(b.status.values) == "completed" and int(a.nsteps) == int(b.nsteps)
-    for v in a.data_vars:
-        if v in ("wall_time", "compile_time") or a[v].dtype.kind != "f":
-            continue
-        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
+    assert_outputs_bitwise(a, b)
 
 
 def test_partitioned_backends_refuse_connections_they_do_not_evaluate(configs_dir):

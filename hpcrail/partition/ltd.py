@@ -31,7 +31,7 @@ from hpcrail.models.couplers.envelope import ACC_OFFROUTE, N_ENV
 from hpcrail.models.ltd.build import LTDParams
 from hpcrail.integrators.collectives import barrier, new_barrier
 from hpcrail.models.ltd.jacobian import ltd_jac_pneumatic, ltd_jac_range, ltd_jac_tail
-from hpcrail.models.brakes.kernel import brake_eval_range, brake_observe
+from hpcrail.models.brakes.kernel import brake_eval_range, brake_observe  # noqa: F401  (brake_observe: in _SRC)
 from hpcrail.models.ltd.kernel import (
     driver_command, ltd_eval_range, ltd_eval_range_pneumatic, ltd_observe_range, observe_combine, schedule_index,
 )
@@ -308,13 +308,20 @@ def thread_kernels(p: LTDParams) -> SharedKernels:
     return SharedKernels(ltd_rhs_threads, ltd_observe_threads, None)
 
 
+@njit(inline="always", **JIT)
+def own_ranges(t, y, pp, dydt, eval_range):
+    """The driver's command, then this process's ranges ``b_lo <= b < b_hi`` one after the other with
+    ``eval_range`` (:func:`eval_one_range` or :func:`eval_one_range_pneumatic`)."""
+    notch, _cmd_notch, cmd_brake = driver_command(t, y, pp.model, dydt)
+    for b in range(pp.b_lo, pp.b_hi):
+        eval_range(t, y, pp, dydt, b, notch, cmd_brake)
+
+
 @njit(**JIT)
 def ltd_rhs_serial_ranges(t, y, pp, dydt):
     """The partitioned evaluation without threads (one range after the other): the reference the
     parallel backends are tested against, and what an MPI rank runs for its own ranges."""
-    notch, _cmd_notch, cmd_brake = driver_command(t, y, pp.model, dydt)
-    for b in range(pp.b_lo, pp.b_hi):
-        eval_one_range(t, y, pp, dydt, b, notch, cmd_brake)
+    own_ranges(t, y, pp, dydt, eval_one_range)
     sum_power(pp, dydt)
 
 

@@ -27,10 +27,11 @@ from hpcrail._numba import JIT
 from hpcrail.integrators.mpi import MPI, MPIUnavailable, allgather_in_place, world  # noqa: F401 (re-exported)
 from hpcrail.models.brakes.kernel import brake_observe
 from hpcrail.partition.ltd import (
-    KX, SharedKernels, eval_one_range, eval_one_range_pneumatic, ltd_jac_shared_pneumatic, range_start_position, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges,
-    spmd_observe_fold, spmd_observe_ranges, sum_power,
+    KX, SharedKernels, eval_one_range, eval_one_range_pneumatic, ltd_jac_shared_pneumatic, own_ranges,
+    range_start_position, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges, spmd_observe_fold,
+    spmd_observe_ranges, sum_power,
 )
-from hpcrail.models.ltd.kernel import driver_command, ltd_observe_range, observe_combine
+from hpcrail.models.ltd.kernel import ltd_observe_range, observe_combine
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE, N_ENV
 
 
@@ -39,17 +40,22 @@ def _allgather_in_place(pp, buf, counts, displs):
     return allgather_in_place(buf, counts, displs, pp.mpi_comm, pp.mpi_double, pp.mpi_in_place)
 
 
+@njit(inline="always", **JIT)
+def _gather_derivative(pp, dydt):
+    """Shared state: every rank's derivative slices and per-range power sums to every rank (in place), then the
+    power integrals' rates."""
+    _allgather_in_place(pp, dydt, pp.counts, pp.displs)
+    _allgather_in_place(pp, pp.work, pp.wcounts, pp.wdispls)
+    sum_power(pp, dydt)
+
+
 @njit(**JIT)
 def ltd_rhs_mpi(t, y, pp, dydt):
     """Partitioned LTD right-hand side on MPI ranks (integrator contract): this rank's ranges, then
     an in-place allgather of the derivative slices and of the per-range power sums.
     Source: Bosso et al. 2024 §2 (hidden-vehicle blocks), eqs (1)-(7)."""
-    notch, _cmd_notch, cmd_brake = driver_command(t, y, pp.model, dydt)
-    for b in range(pp.b_lo, pp.b_hi):
-        eval_one_range(t, y, pp, dydt, b, notch, cmd_brake)
-    _allgather_in_place(pp, dydt, pp.counts, pp.displs)
-    _allgather_in_place(pp, pp.work, pp.wcounts, pp.wdispls)
-    sum_power(pp, dydt)
+    own_ranges(t, y, pp, dydt, eval_one_range)
+    _gather_derivative(pp, dydt)
 
 
 @njit(**JIT)
@@ -69,12 +75,8 @@ def ltd_rhs_mpi_pneumatic(t, y, pp, dydt):
     """:func:`ltd_rhs_mpi` of a train with the pneumatic brake: each of this rank's ranges evaluates its motion and
     its vehicles' brake states (:func:`~hpcrail.partition.ltd.eval_one_range_pneumatic`); a vehicle's brake states
     lie inside its derivative slice, so the same allgather gives every rank the whole derivative."""
-    notch, _cmd_notch, cmd_brake = driver_command(t, y, pp.model, dydt)
-    for b in range(pp.b_lo, pp.b_hi):
-        eval_one_range_pneumatic(t, y, pp, dydt, b, notch, cmd_brake)
-    _allgather_in_place(pp, dydt, pp.counts, pp.displs)
-    _allgather_in_place(pp, pp.work, pp.wcounts, pp.wdispls)
-    sum_power(pp, dydt)
+    own_ranges(t, y, pp, dydt, eval_one_range_pneumatic)
+    _gather_derivative(pp, dydt)
 
 
 @njit(**JIT)
