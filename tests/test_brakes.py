@@ -597,21 +597,6 @@ def test_rk4_on_two_threads_and_three_blocks_is_bitwise_the_monolithic_run():
             "brake_signal_speed", "air_mass_balance_residual"} <= set(a.data_vars) and compared > 40
 
 
-@pytest.mark.slow   # compiles the BDF2 kernel for the threads right-hand side (~40-50 s on a loaded machine)
-def test_bdf2_on_threads_is_the_monolithic_bdf2():
-    """BDF2 (adaptive, rtol 1e-6) with shared state: the blocked right-hand side is bitwise the monolithic one and
-    the Newton matrix is the monolithic analytic Jacobian (``partition/ltd.ltd_jac_shared_pneumatic``), so the
-    run takes the monolithic steps and every output is bitwise the monolithic run's (the issue asks agreement to
-    the method's tolerance; both runs are within 2e-3 bar of an rtol-1e-9 run in every pressure)."""
-    rack = BRAKES / "rack" / "brake_rack_150.yaml"
-    over = RACK_BLOCKS + ["integrator.method=bdf2", "integrator.rtol=1e-6", "integrator.atol=1e-6"]
-    a = run_scenario(load_scenario(rack, over + ["partition.backend=off"])[0])
-    b = run_scenario(load_scenario(rack, over + ["partition.backend=threads"])[0])
-    assert b.attrs["partition_state"] == "shared" and str(b.status.values) == "completed"
-    assert int(a.nsteps) == int(b.nsteps) and float(a["max_buff_force_braking"]) > 1e5
-    assert_outputs_bitwise(a, b)
-
-
 def test_distributed_state_with_the_pneumatic_brake_is_a_config_error_and_auto_picks_shared():
     """The distributed state's exchange rows do not carry the brake pipe's coupling states: ``partition.state:
     distributed`` with the pneumatic brake (or with remote locomotives) is a config error naming the field and the
@@ -647,7 +632,7 @@ def test_mpi_shared_state_is_bitwise_the_monolithic_run(tmp_path):
     """``mpiexec -n 2 hpcrail run ... --partition mpi`` with the pneumatic brake (shared state: every rank
     evaluates its ranges' motion and brake states, the derivative slices are gathered, every rank computes the
     whole train's brake metrics): RK4 on the 36-vehicle rack cut, every output bitwise the serial run's."""
-    from test_partition import mpi_pair, needs_mpi
+    from helpers.mpi import mpi_pair, needs_mpi
 
     if needs_mpi.args[0]:
         pytest.skip(needs_mpi.kwargs["reason"])

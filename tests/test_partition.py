@@ -2,10 +2,6 @@
 equivalence of the monolithic model with blocks on threads and MPI ranks (Bosso et al. 2024 Tables 1-2
 compared formulations the same way; issue targets: <= 1e-10 relative on states with fixed-step
 methods, <= 0.1 % on every metric with adaptive ones)."""
-import os
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,6 +17,7 @@ from hpcrail.kinds.ltd.outputs import TRAIN_METRICS
 
 METRICS = [o.name for o in TRAIN_METRICS]
 from hpcrail.simulate import run_scenario
+from helpers.mpi import hpcrail_cli as _hpcrail, mpi_pair, needs_mpi  # noqa: F401
 from helpers.ltd import assert_outputs_bitwise, constant_loco, flat_route, frictionless_wagon, make_scenario, scenario_tree
 
 STATE_VARS = ("speed", "coupler_deflection", "coupler_force", "position", "notch")
@@ -351,39 +348,6 @@ def test_auto_backend_picks_serial_below_break_even(configs_dir):
 
 
 # ---- whole runs: MPI ----------------------------------------------------------------------------
-def _mpi_missing():
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return "mpi4py is not installed (pip install -e .[mpi])"
-    if shutil.which("mpiexec") is None:
-        return "mpiexec is not on PATH (pip install -e .[mpi] provides MPICH's)"
-    return None
-
-
-if os.environ.get("CI") == "true" and _mpi_missing() is not None:  # CI installs the mpi extra: never skip there
-    raise RuntimeError(f"MPI tests cannot run in CI: {_mpi_missing()}")
-needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=str(_mpi_missing()))
-
-
-def _hpcrail(args, cwd, n=None):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(cwd)] + sys.path))
-    cmd = [sys.executable, "-c", "from hpcrail.cli import main; main()", *args]
-    if n:
-        cmd = ["mpiexec", "-n", str(n), *cmd]
-    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r
-
-
-def mpi_pair(cfg, over, tmp_path, cwd, against="off"):
-    """``(a, b)``: the datasets of ``hpcrail run cfg --partition against`` and of ``mpiexec -n 2 hpcrail run cfg
-    --partition mpi`` with the overrides ``over`` (only rank 0 writes and reports)."""
-    sets = [a for o in over for a in ("--set", o)]
-    _hpcrail(["run", str(cfg), "-q", "--partition", against, "-o", str(tmp_path / "a.zarr"), *sets], cwd)
-    r = _hpcrail(["run", str(cfg), "-q", "--partition", "mpi", "-o", str(tmp_path / "mpi.zarr"), *sets], cwd, n=2)
-    assert r.stdout.count("wrote") == 1
-    return xr.open_zarr(tmp_path / "a.zarr"), xr.open_zarr(tmp_path / "mpi.zarr")
 
 
 @pytest.mark.mpi
