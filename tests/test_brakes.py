@@ -27,6 +27,7 @@ import math
 import numpy as np
 import pytest
 from helpers.ltd import assert_outputs_bitwise, make_scenario
+from helpers.mpi import mpi_pair, needs_mpi
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
@@ -628,14 +629,11 @@ def test_distributed_state_with_the_pneumatic_brake_is_a_config_error_and_auto_p
 
 
 @pytest.mark.mpi
+@needs_mpi
 def test_mpi_shared_state_is_bitwise_the_monolithic_run(tmp_path):
     """``mpiexec -n 2 hpcrail run ... --partition mpi`` with the pneumatic brake (shared state: every rank
     evaluates its ranges' motion and brake states, the derivative slices are gathered, every rank computes the
     whole train's brake metrics): RK4 on the 36-vehicle rack cut, every output bitwise the serial run's."""
-    from helpers.mpi import mpi_pair, needs_mpi
-
-    if needs_mpi.args[0]:
-        pytest.skip(needs_mpi.kwargs["reason"])
     over = [o for o in RACK_BLOCKS if not o.startswith("partition.threads")]
     a, b = mpi_pair(BRAKES / "rack" / "brake_rack_150.yaml", over + ["integrator.method=rk4", "integrator.step_s=0.0005"],
                     tmp_path, ROOT)
