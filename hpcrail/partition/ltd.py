@@ -175,6 +175,8 @@ def sum_power(pp, dydt):
 
 @njit(inline="always", **JIT)
 def _store_work(work, b, w_t, w_r, w_b, w_c):
+    """Range ``b``'s contributions to the four power integrals (traction, running resistance, air brake,
+    coupler) [W] into row b of ``work`` (float64[P, 4])."""
     work[b, 0] = w_t
     work[b, 1] = w_r
     work[b, 2] = w_b

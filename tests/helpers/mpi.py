@@ -11,6 +11,7 @@ import xarray as xr
 
 
 def _mpi_missing():
+    """Why MPI cannot run here (a sentence), or None."""
     try:
         import mpi4py  # noqa: F401
     except ImportError:
@@ -26,6 +27,7 @@ needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=str(_mpi_missi
 
 
 def hpcrail_cli(args, cwd, n=None):
+    """Run ``hpcrail args`` in a fresh process in ``cwd`` (under ``mpiexec -n n`` if ``n``); asserts exit 0."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(cwd)] + sys.path))
     cmd = [sys.executable, "-c", "from hpcrail.cli import main; main()", *args]
     if n:
