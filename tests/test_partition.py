@@ -165,6 +165,54 @@ def test_jacobian_by_vehicle_ranges_is_the_monolithic_jacobian(configs_dir):
         np.testing.assert_allclose(vals, ref, rtol=1e-13, atol=0.0)
 
 
+def test_distributed_state_exchange_gives_each_worker_the_monolithic_derivative(configs_dir):
+    """Distributed state, one evaluation per worker on a perturbed state of train 4 (air brake on, on the
+    climb where positions enter the grade forces): each worker holds only its own states and the global
+    ones (every other entry NaN), exchanges (export, then import), and its ranges' derivatives and Jacobian
+    slots are bitwise the monolithic ones — for 1, 2 and 3 workers, so the first worker's exported end
+    position and a middle worker's exported connection lengths both reproduce the monolithic position chain."""
+    from hpcrail.models.ltd.jacobian import ltd_jac, ltd_jacobian_pattern
+    from hpcrail.partition.ltd import (spmd_bounds, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges, spmd_slots,
+                                       worker_params)
+
+    sc, _ = load_scenario(configs_dir / "trains/train4.yaml", ["air_brake.enabled=true", "route.start_m=30000",
+                                                                "vehicle_types.wagon.brake.shoe_force_kN=80"])
+    model = build_ltd(sc)
+    p = model.params
+    y = _random_state(model, np.random.default_rng(3))
+    ref = np.empty_like(y)
+    ltd_rhs(0.0, y, p, ref)
+    rows, _cols, _border = ltd_jacobian_pattern(p, y.size)
+    jref = np.full(rows.size, np.nan)
+    ltd_jac(0.0, y, p, jref)
+    lay = layout_from_blocks(model.n_vehicles, 4)
+    bounds = spmd_bounds(p, lay)
+    G = p.block * p.n_veh  # the global states (applied notch, work integrals) follow the vehicles' states
+    for owner in ([0, 4], [0, 2, 4], [0, 1, 3, 4], [0, 1, 2, 4]):
+        owner = np.array(owner, np.int64)
+        wps = worker_params(partitioned_params(p, lay), owner)
+        slots, tail = spmd_slots(p, lay, owner)
+        ys = []
+        for w, wp in enumerate(wps):
+            lo, hi = bounds[owner[w]], bounds[owner[w + 1]]
+            yw = np.full_like(y, np.nan)
+            yw[lo:hi] = y[lo:hi]
+            yw[G:] = y[G:]
+            ys.append(yw)
+            spmd_export(yw, wp)
+        for w, wp in enumerate(wps):
+            lo, hi = bounds[owner[w]], bounds[owner[w + 1]]
+            spmd_import(ys[w], wp)
+            d = np.full_like(y, np.nan)
+            spmd_eval(0.0, ys[w], wp, d)
+            assert np.array_equal(d[lo:hi], ref[lo:hi]), (owner, w)
+            vals = np.full(rows.size, np.nan)
+            spmd_jac_ranges(0.0, ys[w], wp, vals)
+            a, z = slots[w]
+            assert np.array_equal(vals[a:z], jref[a:z]), (owner, w)
+            assert np.array_equal(vals[tail:], jref[tail:]), (owner, w)
+
+
 # ---- whole runs: threads ------------------------------------------------------------------------
 def test_threads_reproduce_monolithic_rk4_train4(configs_dir):
     """Paper layout on threads vs monolithic, RK4 (fixed step): states within 1e-10 relative."""
@@ -221,8 +269,8 @@ ENERGY = ("traction_work", "resistance_work", "brake_work", "coupler_work", "ene
 
 def test_distributed_state_rk4_is_the_monolithic_rk4_bitwise(configs_dir):
     """RK4 (fixed step) with distributed state on 1 and 2 threads does the serial method's arithmetic per state,
-    and the blocks chain their first vehicles' positions from the exchanged connection lengths as the
-    monolithic kernel does: every state sample and every per-coupler envelope is bitwise the monolithic run's,
+    and the second worker starts its position chain from the first worker's exported end position, as the
+    monolithic kernel chains them: every state sample and every per-coupler envelope is bitwise the monolithic run's,
     on level tangent track and on a climb (where positions enter the grade forces); the power integrals are
     per-block partial sums added in block order (1e-12 relative), bitwise the same on 1 and 2 threads and, on
     level track, in the shared-state partitioned run."""

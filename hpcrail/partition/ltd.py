@@ -50,9 +50,10 @@ class PartitionedParams(NamedTuple):
     per-rank counts and displacements (int32) of the derivative slices and of the ``work`` rows.
 
     Distributed-state runs (:mod:`hpcrail.integrators.distributed`, one parameter object per worker sharing
-    the arrays): ``xs`` float64[P, KX] exchange rows of the ranges (length, head position, first speed,
-    last ``B`` states), ``xl`` float64[N] the connection lengths d_j + e_j [m] (each worker writes its
-    ranges'; positions are chained from them as the monolithic kernel does), ``bar`` the workers' barrier (threads), ``nworkers``, ``spin`` (barrier spins
+    the arrays): ``xs`` float64[P, KX] exchange rows of the ranges (end position, head position, first speed,
+    last ``B`` states), ``xl`` float64[N] the connection lengths d_j + e_j [m] (written by the middle workers
+    only: positions are chained from the first worker's end position over them, as the monolithic kernel
+    chains them), ``bar`` the workers' barrier (threads), ``nworkers``, ``spin`` (barrier spins
     before yielding), ``owner`` int64[W+1] ranges per worker, ``gcount``/``gdispl`` int32[W] scratch
     for the MPI exchanges.
     """
@@ -80,9 +81,10 @@ class PartitionedParams(NamedTuple):
     gdispl: np.ndarray
 
 
-#: columns of the exchange rows ``xs``: range length, head position, first speed, last B (≤ 4) states
+#: columns of the exchange rows ``xs``: centre position [m] of the vehicle behind the range (written by the
+#: first worker for its last range only), head position, first speed, last B (≤ 4) states
 KX = 8
-X_LEN, X_HEAD, X_FIRST, X_LAST = 0, 1, 2, 3
+X_END, X_HEAD, X_FIRST, X_LAST = 0, 1, 2, 3
 
 
 def partitioned_params(params: LTDParams, layout: Layout, *, b_lo: int = 0, b_hi: int | None = None,
@@ -332,29 +334,58 @@ def ltd_rhs_serial_ranges(t, y, pp, dydt):
 # ================================================================================================
 # A worker's vectors hold its own states and the global ones (applied notch, work integrals); the
 # states of the neighbouring ranges that its ranges read (the connection and vehicle ahead, the
-# first speed behind) go through the exchange rows ``xs``, and every connection's length d_j + e_j
-# through ``xl`` (positions are chained from them in the monolithic kernel's order: bitwise the
-# monolithic positions): export own rows, barrier, import into the worker's vector.  Threads exchange
-# through shared memory and a barrier (the MPI glue is not written).  Every collective function ends
-# with a second barrier after which nobody reads ``xs``/``xl`` until the next export.
+# first speed behind) go through the exchange rows ``xs``.  Positions keep the monolithic kernel's bits:
+# the first worker chains its own vehicles' positions and exports the centre position of the vehicle
+# behind its ranges (``xs[., X_END]``); a middle worker exports its connections' lengths d_j + e_j
+# (``xl``), which the workers further behind chain from that position in the monolithic order; the last
+# worker exports no position (with 2 workers no lengths travel at all).  Export own rows, barrier, import
+# into the worker's vector.  Threads exchange through shared memory and a barrier, MPI ranks through
+# MPI_Allgatherv (:mod:`hpcrail.partition.mpi`).  Every collective function ends with a second barrier
+# after which nobody reads ``xs``/``xl`` until the next export.
+
+@njit(inline="always", **JIT)
+def spmd_chain_own(p, y, s, ja, jb):
+    """Centre position [m] of vehicle ``jb`` from that of vehicle ``ja`` (``s``) over vehicles whose
+    connection states this worker holds: s − (c_j + e_j) one after the other, the arithmetic of the
+    monolithic kernel's position chain (:func:`hpcrail.models.ltd.kernel._eval_range`; ~1 ns per vehicle,
+    a dependent chain)."""
+    B = p.block
+    for j in range(ja, jb):
+        s = s - (p.center_dist[j] + y[B * j + B])
+    return s
+
+
+@njit(inline="always", **JIT)
+def spmd_chain(pp, s, ja, jb):
+    """:func:`spmd_chain_own` over another worker's vehicles, from its exported lengths ``xl`` (the same
+    sums: ``xl[j]`` is c_j + e_j)."""
+    for j in range(ja, jb):
+        s = s - pp.xl[j]
+    return s
+
 
 @njit(**JIT_NRT_FREE)
 def spmd_export(y, pp):
-    """Fill the exchange rows of this worker's ranges from its states."""
+    """Fill the exchange rows of this worker's ranges from its states (and its part of the position
+    chain: the first worker its end position, a middle worker its connection lengths)."""
     p = pp.model
     B = p.block
     starts = pp.starts
     P = starts.size - 1
+    middle = pp.b_lo > 0 and pp.b_hi < P
     for b in range(pp.b_lo, pp.b_hi):
         j0 = starts[b]
         j1 = starts[b + 1]
-        for j in range(j0, min(j1, p.n_veh - 1)):
-            pp.xl[j] = p.center_dist[j] + y[B * j + B]
+        if middle:
+            for j in range(j0, j1):
+                pp.xl[j] = p.center_dist[j] + y[B * j + B]
         pp.xs[b, X_HEAD] = y[0]
         pp.xs[b, X_FIRST] = y[B * j0 + 1]
         if b < P - 1:
             for q in range(B):
                 pp.xs[b, X_LAST + q] = y[B * j1 - B + 1 + q]
+    if pp.b_lo == 0 and pp.b_hi < P:
+        pp.xs[pp.b_hi - 1, X_END] = spmd_chain_own(p, y, y[0], 0, starts[pp.b_hi])
 
 
 @njit(**JIT_NRT_FREE)
@@ -377,14 +408,13 @@ def spmd_import(y, pp):
 
 
 @njit(inline="always", **JIT)
-def spmd_chain(pp, s, ja, jb):
-    """Centre position [m] of vehicle ``jb`` from that of vehicle ``ja`` (``s``): the exchanged connection
-    lengths subtracted one after the other, the arithmetic of the monolithic kernel's position chain (so a
-    distributed-state run sees bitwise the monolithic positions; ~1 ns per vehicle ahead, a dependent
-    chain)."""
-    for j in range(ja, jb):
-        s = s - pp.xl[j]
-    return s
+def spmd_start(y, pp):
+    """Centre position [m] of this worker's first vehicle (after the import): the head's for the first
+    worker, else the first worker's end position chained over the middle workers' lengths."""
+    if pp.b_lo == 0:
+        return y[0]
+    k = pp.owner[1]
+    return spmd_chain(pp, pp.xs[k - 1, X_END], pp.starts[k], pp.starts[pp.b_lo])
 
 
 @njit(**JIT_NRT_FREE)
@@ -392,10 +422,10 @@ def spmd_eval(t, y, pp, dydt):
     """This worker's ranges (after the import): their derivatives and power partial sums (``work``)."""
     p = pp.model
     notch, _cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
-    s = y[0]
-    ja = 0
+    s = spmd_start(y, pp)
+    ja = pp.starts[pp.b_lo]
     for b in range(pp.b_lo, pp.b_hi):
-        s = spmd_chain(pp, s, ja, pp.starts[b])
+        s = spmd_chain_own(p, y, s, ja, pp.starts[b])
         ja = pp.starts[b]
         w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, p.no_record, False, pp.starts[b], pp.starts[b + 1], s,
                                             notch, cmd_brake)
@@ -409,10 +439,10 @@ def spmd_eval(t, y, pp, dydt):
 def spmd_observe_ranges(t, y, pp, acc):
     """Per-coupler envelopes of this worker's ranges and their extremes (``obs``)."""
     p = pp.model
-    s = y[0]
-    ja = 0
+    s = spmd_start(y, pp)
+    ja = pp.starts[pp.b_lo]
     for b in range(pp.b_lo, pp.b_hi):
-        s = spmd_chain(pp, s, ja, pp.starts[b])
+        s = spmd_chain_own(p, y, s, ja, pp.starts[b])
         ja = pp.starts[b]
         vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
         pp.obs[b, 0] = vmax
@@ -438,10 +468,10 @@ def spmd_jac_ranges(t, y, pp, vals):
     ic = schedule_index(p, t, y)
     cmd_brake = p.sched_brake[ic]
     notch = y[p.i_notch]
-    s = y[0]
-    ja = 0
+    s = spmd_start(y, pp)
+    ja = pp.starts[pp.b_lo]
     for b in range(pp.b_lo, pp.b_hi):
-        s = spmd_chain(pp, s, ja, pp.starts[b])
+        s = spmd_chain_own(p, y, s, ja, pp.starts[b])
         ja = pp.starts[b]
         ltd_jac_range(t, y, p, vals, pp.starts[b], pp.starts[b + 1], s, notch, cmd_brake)
     ltd_jac_tail(t, y, p, vals)

@@ -104,7 +104,8 @@ def mpi_fields(comm, layout, block_groups, block_size: int, distributed: bool = 
 
     * shared state: of the derivative slices (vehicle ranges [J0, J1) own ``dydt[B*J0+1 : B*J1+1]``, the
       head's slice starts at 0 and the tail's ends at ``B*N``) in ``counts``/``displs``;
-    * distributed state: of the connection lengths ``xl`` (connections behind vehicles [J0, min(J1, N−1))) in
+    * distributed state: of the connection lengths ``xl`` (connections behind vehicles [J0, min(J1, N−1)) of
+      the middle ranks; none from the first and the last) in
       ``counts``/``displs`` and of the exchange rows ``xs`` (KX per range) in ``gcount``/``gdispl``."""
     B = block_size
     N = layout.n_vehicles
@@ -112,8 +113,8 @@ def mpi_fields(comm, layout, block_groups, block_size: int, distributed: bool = 
     counts, displs, wc, wd, xc, xd = [], [], [], [], [], []
     for lo, hi in block_groups:
         j0, j1 = int(starts[lo]), int(starts[hi])
-        if distributed:
-            a, z = j0, min(j1, N - 1)
+        if distributed:   # the lengths of the middle ranks only (hpcrail.partition.ltd.spmd_export)
+            a, z = (j0, min(j1, N - 1)) if 0 < lo and hi < layout.n_blocks else (j0, j0)
         else:
             a = 0 if j0 == 0 else B * j0 + 1
             z = B * N if j1 == N else B * j1 + 1
@@ -135,11 +136,12 @@ def mpi_fields(comm, layout, block_groups, block_size: int, distributed: bool = 
 # ---- distributed state: every rank integrates its own ranges' states ------------------------------------------
 @njit(**JIT)
 def _exchange(y, pp):
-    """Neighbour exchange: this rank's exchange rows and connection lengths to every rank, then the
-    neighbours' boundary states into this rank's vector."""
+    """Neighbour exchange: this rank's exchange rows (and, from a middle rank of 3 or more, its connection
+    lengths) to every rank, then the neighbours' boundary states into this rank's vector."""
     spmd_export(y, pp)
     _allgather_in_place(pp, pp.xs, pp.gcount, pp.gdispl)
-    _allgather_in_place(pp, pp.xl, pp.counts, pp.displs)
+    if pp.nworkers > 2:
+        _allgather_in_place(pp, pp.xl, pp.counts, pp.displs)
     spmd_import(y, pp)
 
 
