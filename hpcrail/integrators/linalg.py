@@ -981,9 +981,16 @@ def solve_state_order(a, spec, piv, x, tmp):
     if spec[SP_PERMUTED] == 0:
         bordered_solve(a, spec, piv, x)
         return
-    # the states before SP_PERM_FROM keep their index: only the tail is permuted (in place)
     po = spec[SP_OFF_PERM]
     p0 = spec[SP_PERM_FROM]
+    if p0 == 0:    # every state moves (a reordered band, e.g. the pneumatic brake's): solve in tmp, 2 passes
+        for p in range(n):
+            tmp[p] = x[spec[po + p]]
+        bordered_solve(a, spec, piv, tmp)
+        for p in range(n):
+            x[spec[po + p]] = tmp[p]
+        return
+    # the states before SP_PERM_FROM keep their index: only the tail is permuted (in place)
     for p in range(p0, n):
         tmp[p] = x[spec[po + p]]
     for p in range(p0, n):
