@@ -33,7 +33,8 @@ from hpcrail.integrators.collectives import barrier, new_barrier
 from hpcrail.models.ltd.jacobian import ltd_jac_pneumatic, ltd_jac_range, ltd_jac_tail
 from hpcrail.models.brakes.kernel import brake_eval_range, brake_observe  # noqa: F401  (brake_observe: in _SRC)
 from hpcrail.models.ltd.kernel import (
-    driver_command, ltd_eval_range, ltd_eval_range_pneumatic, ltd_observe_range, observe_combine, schedule_index,
+    driver_command, ltd_eval_range, ltd_eval_range_pneumatic, ltd_observe_range_tables, observe_combine,
+    schedule_index,
 )
 from hpcrail.partition.layout import Layout
 
@@ -217,7 +218,7 @@ def eval_one_range_pneumatic(t, y, pp, dydt, b, notch, cmd_brake):
 @njit(**JIT_NRT_FREE)
 def _observe_job(t, y, p, starts, obs, acc, b):
     s = range_start_position(y, p, starts, b)
-    vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, starts[b], starts[b + 1], s)
+    vmax, vmin, fmax, fmin = ltd_observe_range_tables(t, y, p, acc, starts[b], starts[b + 1], s)
     obs[b, 0] = vmax
     obs[b, 1] = vmin
     obs[b, 2] = fmax
@@ -444,7 +445,7 @@ def spmd_observe_ranges(t, y, pp, acc):
     for b in range(pp.b_lo, pp.b_hi):
         s = spmd_chain_own(p, y, s, ja, pp.starts[b])
         ja = pp.starts[b]
-        vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
+        vmax, vmin, fmax, fmin = ltd_observe_range_tables(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
         pp.obs[b, 0] = vmax
         pp.obs[b, 1] = vmin
         pp.obs[b, 2] = fmax

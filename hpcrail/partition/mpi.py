@@ -31,7 +31,7 @@ from hpcrail.partition.ltd import (
     range_start_position, spmd_eval, spmd_export, spmd_import, spmd_jac_ranges, spmd_observe_fold,
     spmd_observe_ranges, sum_power,
 )
-from hpcrail.models.ltd.kernel import ltd_observe_range, observe_combine
+from hpcrail.models.ltd.kernel import ltd_observe_range_tables, observe_combine
 from hpcrail.models.couplers.envelope import ACC_OFFROUTE, N_ENV
 
 
@@ -64,7 +64,7 @@ def ltd_observe_mpi(t, y, pp, acc):
     p = pp.model
     for b in range(pp.b_lo, pp.b_hi):
         s = range_start_position(y, p, pp.starts, b)
-        vmax, vmin, fmax, fmin = ltd_observe_range(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
+        vmax, vmin, fmax, fmin = ltd_observe_range_tables(t, y, p, acc, pp.starts[b], pp.starts[b + 1], s)
         observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0

@@ -449,14 +449,10 @@ def _observe_range(t, y, p, acc, j0, j1, s, noninertial):
 
 
 @njit(**JIT_NRT_FREE)
-def ltd_observe_range(t, y, p, acc, j0, j1, s):
-    """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` (see :func:`_observe_range`)."""
-    return _observe_range(t, y, p, acc, j0, j1, s, _noninertial)
-
-
-@njit(**JIT_NRT_FREE)
 def ltd_observe_range_tables(t, y, p, acc, j0, j1, s):
-    """:func:`ltd_observe_range` of a train without noninertial couplers, compiled without their path."""
+    """Per-coupler envelopes of the couplers behind vehicles ``j0 <= j < j1`` of a train whose connections are
+    all table laws (see :func:`_observe_range`; compiled without the noninertial path, as the partitioned
+    backends' right-hand side :func:`ltd_eval_range`, which refuse other connections)."""
     return _observe_range(t, y, p, acc, j0, j1, s, _no_noninertial)
 
 
