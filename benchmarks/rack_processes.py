@@ -41,20 +41,29 @@ print(json.dumps(dict(cpu=cs, steps=int(st["steps"]), nfev=int(st["nfev"]), nlu=
 """
 
 
+def fresh_process_medians(processes: int, repeats: int, verbose: bool = False) -> tuple[list[float], dict]:
+    """Per fresh process, the median CPU time [s] of ``repeats`` rack runs; and the last process's run
+    statistics (steps, RHS, Jacobians, LU, states)."""
+    code = CHILD.format(here=str(HERE), repeats=repeats)
+    meds, info = [], {}
+    for i in range(processes):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        info = json.loads(r.stdout.strip().splitlines()[-1])
+        meds.append(float(np.median(info["cpu"])))
+        if verbose:
+            print(f"process {i + 1}: median {meds[-1]:.4f} s ({', '.join(f'{c:.4f}' for c in info['cpu'])})",
+                  flush=True)
+    return meds, info
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--processes", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
-    code = CHILD.format(here=str(HERE), repeats=a.repeats)
     load0 = os.getloadavg()[0]
-    meds, info = [], None
-    for i in range(a.processes):
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        info = json.loads(r.stdout.strip().splitlines()[-1])
-        meds.append(float(np.median(info["cpu"])))
-        print(f"process {i + 1}: median {meds[-1]:.4f} s ({', '.join(f'{c:.4f}' for c in info['cpu'])})", flush=True)
+    meds, info = fresh_process_medians(a.processes, a.repeats, verbose=True)
     load1 = os.getloadavg()[0]
     m = np.array(meds)
     lines = ["# The 150-vehicle rack in fresh processes", "",
