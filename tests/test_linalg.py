@@ -178,3 +178,44 @@ def test_local_blocks_eliminated_into_the_band_match_dense(dtype, c):
     # an entry joining two blocks is refused
     with pytest.raises(ValueError, match="two local blocks"):
         analyse(JacobianPattern.sparse(n, np.array(rows + [61]), np.array(cols + [70])).with_blocks(blocks))
+
+
+@pytest.mark.parametrize("dtype,c", [(float, 3.0), (complex, 2.0 - 1.5j)])
+@pytest.mark.parametrize("border", [[], [7]])
+def test_decoupled_states_leave_the_band_with_the_same_bits(monkeypatch, dtype, c, border):
+    """States whose rows and columns hold only the diagonal (a pneumatic brake's reservoirs and pistons under
+    ``jacobian: reduced``) go after the coupled core states and skip the band LU and solves: the solution
+    equals numpy's dense solve, and it is bitwise the one of the plain band layout (the band did the same
+    arithmetic with zero multipliers), interleaved with coupled chains as a brake's states are."""
+    from hpcrail.integrators import linalg
+
+    rng = np.random.default_rng(5)
+    n = 150
+    coupled = np.array([i for i in range(n) if i % 3 != 2])     # every third state decoupled: 50 of 150
+    rows, cols = [], []
+    for k, i in enumerate(coupled):                               # a chain over the coupled states
+        for j in coupled[max(0, k - 2):k + 3]:
+            rows.append(i)
+            cols.append(j)
+    for i in range(2, n, 3):                                      # the decoupled ones: diagonal only
+        rows.append(i)
+        cols.append(i)
+    for b in border:                                              # a global state read by every coupled row
+        for j in coupled:
+            rows += [b, int(j)]
+            cols += [int(j), b]
+    rows, cols = np.array(rows), np.array(cols)
+    pat = JacobianPattern.sparse(n, rows, cols, border=np.array(border, np.int64) if border else None,
+                                 ordering="natural")
+    vals = rng.standard_normal(rows.size)
+    mass = rng.uniform(0.5, 2.0, n)
+    b = rng.standard_normal(n)
+    x, lay, spec, _J = solve_with_layout(pat, vals, c, mass, b, dtype)
+    assert lay.nd == 50 and lay.ml == 2 and lay.mu == 2
+    assert np.all(np.isin(lay.perm[lay.nc - lay.nd:lay.nc], np.arange(2, n, 3)))
+    A = c * np.diag(mass) - dense_of(pat, vals)
+    np.testing.assert_allclose(x, np.linalg.solve(A, b.astype(dtype)), rtol=1e-10, atol=1e-10)
+    monkeypatch.setattr(linalg, "DECOUPLED_MIN", 10 ** 9)         # the plain band layout
+    x0, lay0, _s, _J0 = solve_with_layout(pat, vals, c, mass, b, dtype)
+    assert lay0.nd == 0 and lay0.ml + lay0.mu >= lay.ml + lay.mu
+    assert np.array_equal(x, x0)

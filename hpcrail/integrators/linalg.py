@@ -89,7 +89,10 @@ SP_C_ZERO = 22      #: 1 if the pattern has no entry in the border rows' core co
 SP_NLB = 23         #: number of local blocks (see the module docstring; 0: none)
 SP_OFF_LB = 24      #: offset of the local-block records (LB_REC int64 each) in ``spec``
 SP_LB_SIZE = 25     #: storage length of the local blocks (after the reduced bordered-band matrix)
+SP_ND = 26          #: the last nd core states are decoupled (diagonal-only rows and columns): no band work
 SP_HEADER = 28
+#: fewest decoupled core states :func:`analyse` moves after the coupled ones (fewer: the plain band)
+DECOUPLED_MIN = 32
 
 #: one local-block record: first internal index, size m, |R|, |K|, storage offsets of D, B, Cᵀ, and the offset in
 #: ``spec`` of its index arrays (R internal indices [|R|], K internal indices [|K|], fill positions [|R|·|K|])
@@ -263,6 +266,8 @@ class LinearLayout:
     lb: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, LB_REC), np.int64))
     lb_index: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     lb_size: int = 0
+    #: the last ``nd`` core states (internal order) are decoupled: their rows and columns hold only the diagonal
+    nd: int = 0
 
     @property
     def size(self) -> int:
@@ -334,6 +339,22 @@ def analyse(pattern: JacobianPattern, max_border: int | None = None) -> LinearLa
     if best is None:  # everything in the border
         best = (np.concatenate([core, border]).astype(np.int64), 0, 0)
     perm, ml, mu = best
+    nd = 0
+    if nc > 0:
+        # decoupled states (no off-diagonal entry in their row or column) after the coupled ones, in the same
+        # relative order: the band LU and solves then stop before them (their factor is 1/diagonal: the same
+        # arithmetic the band would do with zero multipliers); only when there are many (a pneumatic brake's
+        # reservoirs and pistons under ``jacobian: reduced``: 60 % of the states)
+        off = rows != cols
+        deg = np.bincount(rows[off], minlength=n) + np.bincount(cols[off], minlength=n)
+        core_order = perm[:nc]
+        dec = deg[core_order] == 0
+        if int(dec.sum()) >= DECOUPLED_MIN:
+            perm = np.concatenate([core_order[~dec], core_order[dec], perm[nc:]]).astype(np.int64)
+            nd = int(dec.sum())
+            pos = np.empty(n, np.int64)
+            pos[perm] = np.arange(n)
+            ml, mu = _bandwidths(rows, cols, pos, nc)
     if nc > 0 and (2 * ml + mu + 1) * 3 > nc and nb < n:
         # a band this wide is a dense matrix in disguise
         return analyse(pattern.with_ordering("dense"))
@@ -355,7 +376,7 @@ def analyse(pattern: JacobianPattern, max_border: int | None = None) -> LinearLa
     dest[kk] = d
     ngroups, cptr, cval, gptr, gcol = _fd_groups(pattern, is_border)
     return LinearLayout(n=n, ml=ml, mu=mu, nb=nb, nc=nc, perm=perm, dest=dest, ngroups=int(ngroups),
-                        cptr=cptr, cval=cval, gptr=gptr, gcol=gcol)
+                        cptr=cptr, cval=cval, gptr=gptr, gcol=gcol, nd=nd)
 
 
 def _fd_groups(pattern: JacobianPattern, is_border: np.ndarray):
@@ -451,7 +472,8 @@ def _analyse_blocks(pattern: JacobianPattern) -> LinearLayout:
     ngroups, cptr, cval, gptr, gcol = _fd_groups(pattern, np.zeros(n, bool))
     return LinearLayout(n=n, ml=lay.ml, mu=lay.mu, nb=lay.nb, nc=lay.nc, perm=perm, dest=dest, ngroups=int(ngroups),
                         cptr=cptr, cval=cval, gptr=gptr, gcol=gcol, lb=np.array(recs, np.int64).reshape(-1, LB_REC),
-                        lb_index=np.concatenate(idx) if idx else np.zeros(0, np.int64), lb_size=int(off - L0))
+                        lb_index=np.concatenate(idx) if idx else np.zeros(0, np.int64), lb_size=int(off - L0),
+                        nd=lay.nd)
 
 
 def build_spec(layout: LinearLayout, pattern: JacobianPattern, has_jac: bool, mass_identity: bool,
@@ -482,6 +504,7 @@ def build_spec(layout: LinearLayout, pattern: JacobianPattern, has_jac: bool, ma
         off += len(arr)
     nlb = layout.lb.shape[0]
     head[SP_NLB], head[SP_LB_SIZE] = nlb, layout.lb_size
+    head[SP_ND] = layout.nd
     head[SP_OFF_LB] = off
     lb = layout.lb.copy()
     lb[:, LB_OI] += off + nlb * LB_REC       # index arrays follow the records
@@ -814,6 +837,47 @@ def bordered_lu(a, spec, piv, tmp):
 
 
 @njit(**JIT_NRT_FREE)
+def core_lu(a, spec, piv):
+    """Band LU of the core block (the reduced matrix's ``[0, nc)``): :func:`band_lu` over the coupled states,
+    then the reciprocal diagonal of the ``spec[SP_ND]`` decoupled ones after them (what the band LU stores for
+    a row and column without off-diagonal entries).  False when a pivot is exactly zero."""
+    nc = spec[SP_NC]
+    nd = spec[SP_ND]
+    ml = spec[SP_ML]
+    mu = spec[SP_MU]
+    w = 2 * ml + mu + 1
+    kv = ml + mu
+    ncb = nc - nd
+    ok = True
+    if ncb > 0:
+        ok = band_lu(a, ncb, ml, mu, piv)
+    for j in range(ncb, nc):
+        piv[j] = j
+        d = a[j * w + kv]
+        if d == 0.0:
+            ok = False
+            continue
+        a[j * w + kv] = 1.0 / d
+    return ok
+
+
+@njit(**JIT_NRT_FREE)
+def core_solve(a, spec, piv, x):
+    """Solve with the core factors of :func:`core_lu` in place (``x`` of length ≥ nc: its first nc entries)."""
+    nc = spec[SP_NC]
+    nd = spec[SP_ND]
+    ml = spec[SP_ML]
+    mu = spec[SP_MU]
+    w = 2 * ml + mu + 1
+    kv = ml + mu
+    ncb = nc - nd
+    if ncb > 0:
+        band_solve(a, ncb, ml, mu, piv, x[:ncb])
+    for j in range(ncb, nc):
+        x[j] = x[j] * a[j * w + kv]
+
+
+@njit(**JIT_NRT_FREE)
 def _reduced_lu(a, spec, piv):
     """:func:`bordered_lu` of the bordered-banded (reduced) matrix."""
     nc = spec[SP_NC]
@@ -823,7 +887,7 @@ def _reduced_lu(a, spec, piv):
     w = 2 * ml + mu + 1
     ok = True
     if nc > 0:
-        ok = band_lu(a, nc, ml, mu, piv)
+        ok = core_lu(a, spec, piv)
     if nb == 0:
         return ok
     ob = nc * w
@@ -832,7 +896,7 @@ def _reduced_lu(a, spec, piv):
     if nc > 0 and spec[SP_C_ZERO] == 0 and not _c_is_zero(a, oc, nb, nc):
         # Z = A^-1 B, column by column (B stored transposed: contiguous columns)
         for b in range(nb):
-            band_solve(a, nc, ml, mu, piv, a[ob + b * nc:ob + (b + 1) * nc])
+            core_solve(a, spec, piv, a[ob + b * nc:ob + (b + 1) * nc])
         # S = D - C Z
         for i in range(nb):
             for b in range(nb):
@@ -891,7 +955,7 @@ def _reduced_solve(a, spec, piv, x):
     mu = spec[SP_MU]
     w = 2 * ml + mu + 1
     if nb == 0:
-        band_solve(a, nc, ml, mu, piv, x)
+        core_solve(a, spec, piv, x)
         return
     ob = nc * w
     oc = ob + nb * nc
@@ -907,9 +971,9 @@ def _reduced_solve(a, spec, piv, x):
             if xb != 0.0:
                 for c in range(nc):
                     x[c] -= a[ob + b * nc + c] * xb
-        band_solve(a, nc, ml, mu, piv, x[:nc])
+        core_solve(a, spec, piv, x)
         return
-    band_solve(a, nc, ml, mu, piv, x[:nc])
+    core_solve(a, spec, piv, x)
     for i in range(nb):
         acc = x[nc + i]
         for c in range(nc):
