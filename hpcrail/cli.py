@@ -368,6 +368,7 @@ def simulate_to_store(sc, out: Path, *, overwrite: bool = False, quiet: bool = F
                 kept = "the existing store is unchanged" if out.exists() else "nothing was written"
                 err_console.print(f"interrupted ({interrupt.requested() or 'SIGINT'}): {kept}; run the same command "
                                   "again to start over", highlight=False, markup=False, soft_wrap=True)
+                interrupt.leave_command(interrupt.EXIT_INTERRUPTED)   # the CLI process: no finalisers
                 raise typer.Exit(interrupt.EXIT_INTERRUPTED)
             if isinstance(exc, ConfigError):   # found while building the model: located like a validation error
                 from hpcrail.kinds import locate_issues

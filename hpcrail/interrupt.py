@@ -93,6 +93,23 @@ def install_entry_handlers() -> None:
     _STATE["entry"] = True
 
 
+def leave_command(code: int) -> None:
+    """In the command-line process (:func:`install_entry_handlers` ran): flush the streams and exit at once with
+    ``code``, without the interpreter's finalisation.  A command calls it after it has reported an interrupt and
+    cleaned up what it was writing: a SIGINT that arrived while numba compiled (inside an LLVM callback) can leave
+    the compiler in a state whose finalisers crash — the suite once saw ``hpcrail run`` print its "interrupted"
+    line and then die of SIGSEGV (exit −11 instead of 130).  Elsewhere (a library or an in-process test) it
+    returns, and the caller raises its usual exit."""
+    if not _STATE["entry"]:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a stream already closed: the exit code still tells
+            pass
+    os._exit(code)
+
+
 @contextlib.contextmanager
 def handling_interrupts():
     """Record SIGINT/SIGTERM and raise :class:`Interrupted` inside the block (main thread only; a
@@ -136,4 +153,5 @@ def ignoring_interrupts():
 
 
 __all__ = ["Interrupted", "EXIT_INTERRUPTED", "requested", "check", "handling_interrupts", "ignoring_interrupts",
+           "leave_command",
            "install_entry_handlers"]
