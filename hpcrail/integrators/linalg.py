@@ -838,9 +838,12 @@ def bordered_lu(a, spec, piv, tmp):
 
 @njit(**JIT_NRT_FREE)
 def core_lu(a, spec, piv):
-    """Band LU of the core block (the reduced matrix's ``[0, nc)``): :func:`band_lu` over the coupled states,
-    then the reciprocal diagonal of the ``spec[SP_ND]`` decoupled ones after them (what the band LU stores for
-    a row and column without off-diagonal entries).  False when a pivot is exactly zero."""
+    """Band LU of the core block (the reduced matrix's ``[0, nc)``), in place: :func:`band_lu` over the
+    coupled states, then the reciprocal diagonal of the ``spec[SP_ND]`` decoupled ones after them (what the
+    band LU stores for a row and column without off-diagonal entries).  ``a``: the storage of
+    :func:`lin_size` (float64 or complex128; its first nc·(2·ml+mu+1) entries, column-major band), ``piv``
+    int64[≥ nc] row interchanges.  Returns False when a pivot is exactly zero (no exception).
+    Source: LAPACK ``dgbtf2`` (Anderson et al., LAPACK Users' Guide); Golub & Van Loan §4.3."""
     nc = spec[SP_NC]
     nd = spec[SP_ND]
     ml = spec[SP_ML]
@@ -863,7 +866,9 @@ def core_lu(a, spec, piv):
 
 @njit(**JIT_NRT_FREE)
 def core_solve(a, spec, piv, x):
-    """Solve with the core factors of :func:`core_lu` in place (``x`` of length ≥ nc: its first nc entries)."""
+    """Solve with the core factors of :func:`core_lu` in place: ``x`` (float64 or complex128, length ≥ nc, the
+    internal order) holds the right-hand side's first nc entries and receives the solution there; ``a``,
+    ``piv`` as for :func:`core_lu`.  Raises nothing.  Source: LAPACK ``dgbtrs``."""
     nc = spec[SP_NC]
     nd = spec[SP_ND]
     ml = spec[SP_ML]
