@@ -187,7 +187,8 @@ def print_metrics(ds) -> None:
 
 def print_checked_peaks(ds) -> None:
     """The checked envelope peaks of a train run (:mod:`hpcrail.results.envelope_check`): per peak the coupler,
-    its time, the run's force, the reference's and their relative difference against the warning threshold."""
+    its time, the run's force, where the reference started (the window's stored sample, 0 for the whole run),
+    the reference's force and their relative difference against the warning threshold."""
     if "checked_peak_error" not in ds:
         return
     lim = float(ds["envelope_check_error"].attrs.get("limit", 0.01))
@@ -195,19 +196,21 @@ def print_checked_peaks(ds) -> None:
     cpu = float(ds.attrs.get("envelope_check_cpu_s", float("nan")))
     t = Table(title=f"checked peaks: the run's largest draft and buff forces re-integrated with {ref} "
                     f"(check CPU {cpu:.3g} s)")
-    for head in ("peak", "coupler", "time [s]", "run [kN]", "reference [kN]", "difference", "verdict"):
+    for head in ("peak", "coupler", "time [s]", "run [kN]", "reference from [s]", "reference [kN]", "difference",
+                 "verdict"):
         t.add_column(head, justify="left" if head in ("peak", "verdict") else "right")
     n = ds.sizes["checked_peak"]
     for j in range(n):
         c = int(ds["checked_peak_coupler"].values[j])
         kind = "draft" if j < n // 2 else "buff"
         if c <= 0:
-            t.add_row(kind, "-", "-", "-", "-", "-", "n/a")
+            t.add_row(kind, "-", "-", "-", "-", "-", "-", "n/a")
             continue
         err = float(ds["checked_peak_error"].values[j])
         ok = "n/a" if err != err else ("PASS" if err <= lim else "EXCEEDED")
         t.add_row(kind, str(c), f"{float(ds['checked_peak_time'].values[j]):.2f}",
                   f"{1e-3 * float(ds['checked_peak_force'].values[j]):.1f}",
+                  f"{float(ds['checked_peak_window'].values[j]):.0f}",
                   f"{1e-3 * float(ds['checked_peak_reference'].values[j]):.1f}",
                   f"{100 * err:.3f} %" if err == err else "-", _verdict_cell(ok))
     console.print(t)

@@ -20,29 +20,35 @@ class EnvelopeCheck(Strict):
     method at ``step_s``/4.  ``same`` is the run's own method in every case; ``rk4`` is classical Runge-Kutta at
     ``reference_step_s``.
 
-    ``span: run`` (default) integrates the reference over the whole run from its initial state and compares each
-    checked coupler's extreme over the run: it sees the error accumulated before a peak (a lightly damped train
-    rings for tens of seconds after a notch change, and a method's numerical damping or phase error of that
-    ringing decides the peak).  ``span: window`` re-integrates only ``[t_peak - lead_s, t_peak + lag_s]`` from the
-    run's stored sample at the window start: cheaper, but blind to the error carried into the window (on the
-    linear30 train it reported 0.07-0.26 % where the run's peaks were 1.1-3.0 % off, tests/test_envelope_check.py).
-    Overlapping windows are integrated once.
+    ``span: window`` re-integrates only ``[t_peak - lead_s, t_peak + lag_s]`` from the run's stored sample at the
+    window start (overlapping windows once): cheap, but blind to the error carried into the window (on the
+    linear30 train it reported 0.07-0.29 % where the run's peaks were 1.1-3.0 % off, tests/test_envelope_check.py).
+    ``span: run`` integrates the reference from the run's initial state to the last peak's window end and
+    compares each checked coupler's extreme there: it sees the error accumulated before a peak (a lightly damped
+    train rings for tens of seconds after a notch change), at the cost of a run at the reference setting.
+    ``span: auto`` (default) checks the windows, then re-integrates the worst peak from twice as far back; when its
+    difference changes by more than a tenth of ``warn_above`` or grows by more than half, the run carried error
+    into the windows and the whole run is checked (:mod:`hpcrail.results.envelope_check`).
 
     Off in the scenario's defaults (a sweep or ``hpcrail.simulate`` checks when the file or an override says
     ``enabled: true``); ``hpcrail run`` checks unless the file sets ``enabled`` or ``--no-check`` is given.
     """
 
     enabled: bool = Field(False, description="re-integrate the largest peaks after the run; `hpcrail run` turns "
-                          "it on unless the file sets it or --no-check is given (it costs 1.7-3.4 times the run, "
-                          "docs/performance.md, so sweeps and the Python API check only when asked)")
+                          "it on unless the file sets it or --no-check is given (span auto costs 6-10 % of a "
+                          "train 2/4 run, the whole-run fallback 3-3.4 times, docs/performance.md; sweeps and the "
+                          "Python API check only when asked)")
     peaks: int = Field(3, ge=1, le=50, description="largest draft peaks and largest buff peaks checked (each at a "
                        "distinct time)")
-    span: Literal["run", "window"] = Field("run", description="run: the reference integrates the whole run from "
-                                           "its initial state (sees the error carried into a peak); window: only "
-                                           "[t_peak - lead_s, t_peak + lag_s] from the run's stored sample (cheaper, "
-                                           "blind to earlier error)")
-    lead_s: float = Field(3.0, ge=0.0, le=3600.0, description="seconds integrated before each peak (span: window) [s]")
-    lag_s: float = Field(1.0, ge=0.0, le=3600.0, description="seconds integrated after each peak (span: window) [s]")
+    span: Literal["auto", "run", "window"] = Field(
+        "auto", description="auto: the windows, then the worst peak from twice as far back, and the whole run when "
+        "its difference grows (error carried into the windows); run: the reference integrates from the run's "
+        "initial state to the last peak (sees the error carried into a peak, costs a run at the reference "
+        "setting); window: only [t_peak - lead_s, t_peak + lag_s] from the run's stored sample (cheap, blind to "
+        "earlier error)")
+    lead_s: float = Field(3.0, gt=0.0, le=3600.0, description="seconds integrated before each peak (span window "
+                          "and auto; auto's memory test doubles it) [s]")
+    lag_s: float = Field(1.0, ge=0.0, le=3600.0, description="seconds integrated after each peak [s]")
     reference: Literal["auto", "same", "rk4"] = Field("auto", description="auto: variable-order BDF at tolerances "
                                                       "/ tighten for BDF-family runs, else as same; same: the run's "
                                                       "method at tolerances / tighten (fixed-step methods: step / "
