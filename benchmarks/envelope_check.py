@@ -12,7 +12,7 @@ the 1 % warning threshold).  The load average is recorded before and after.
 
 Usage:  python benchmarks/envelope_check.py [--trains linear30,linear30@integrator.method=bdf2@integrator.rtol=5e-5,
         train2,train4] [--repeat 3] [--truth-tighten 1e4] [--references auto:100:auto,auto:100:window,auto:100:run]
-        [--mixed train4_empty_wagon] [--set simulation.duration_s=600 ...] [--out benchmarks/results/envelope_check.md]
+        [--scenarios mixed/train4_empty_wagon,trains/train4_pneumatic] [--set simulation.duration_s=600 ...] [--out benchmarks/results/envelope_check.md]
 """
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ def main():
     ap.add_argument("--truth-tighten", type=float, default=1e4)
     ap.add_argument("--references", default="auto:100:auto,auto:100:window,auto:100:run",
                     help="reference:tighten[:span] (reference auto, same or rk4; span auto, window or run)")
-    ap.add_argument("--mixed", default="train4_empty_wagon",
-                    help="mixed trains (configs/mixed/NAME.yaml) checked through hpcrail.simulate with each span "
-                         "('' for none)")
+    ap.add_argument("--scenarios", default="mixed/train4_empty_wagon,trains/train4_pneumatic,trains/train4_emergency",
+                    help="configs (configs/NAME.yaml) checked through hpcrail.simulate with spans auto and run: the "
+                         "mixed train and the pneumatic-brake trains ('' for none)")
     ap.add_argument("--leads", default="3,6,12,24,48",
                     help="window leads [s] of the memory table: each checked peak's difference in a window "
                          "starting that far back ('' for none)")
@@ -96,7 +96,7 @@ def main():
                 "envelope_check_reference"], ccpu=ccpu, worst=np.nanmax(err), truth=np.nanmax(truth),
                 dev=np.nanmax(np.abs(err - truth))))
             print(rows[-1], flush=True)
-    mixed_rows = mixed(a) if a.mixed else []
+    mixed_rows = mixed(a) if a.scenarios else []
     memory_lines = []
     if memory:
         memory_lines = ["", "Memory: each checked peak's difference (%) when its own window (`auto` reference, not merged "
@@ -111,7 +111,7 @@ def main():
                                 f" | {ccpu / cpu_of[t]:.2f} |")
     load1 = os.getloadavg()
     cmd = (f"python benchmarks/envelope_check.py --trains {a.trains} --repeat {a.repeat} --truth-tighten "
-           f"{a.truth_tighten:g} --references {a.references} --mixed '{a.mixed}'" + "".join(f" --set {s}" for s in a.set))
+           f"{a.truth_tighten:g} --references {a.references} --scenarios '{a.scenarios}'" + "".join(f" --set {s}" for s in a.set))
     L = ["# Checked envelopes: cost and fidelity of the reference settings", "",
          f"`{cmd}`; load average (1/5/15 min) {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f} before, "
          f"{load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} after (2 cores; thread CPU, medians).", "",
@@ -126,10 +126,10 @@ def main():
                  f"{100 * r['dev']:.3f} pp |")
     L += memory_lines
     if mixed_rows:
-        L += ["", f"Mixed trains (`--mixed {a.mixed}`): the shipped scenario through `hpcrail.simulate.run_scenario` "
-              "with the check on (its reference: the run's method at rtol/100); run CPU = the call's thread CPU "
+        L += ["", f"Scenarios (`--scenarios {a.scenarios}`): the shipped scenario through `hpcrail.simulate.run_scenario` "
+              "with the check on; run CPU = the call's thread CPU "
               "less the check's (median of the repeats); `reported` the check's largest difference.", "",
-              "| mixed train | span | run CPU [s] | check CPU [s] | check / run | reported | reference |",
+              "| scenario | span | run CPU [s] | check CPU [s] | check / run | reported | reference |",
               "|---|---|---|---|---|---|---|"]
         L += [f"| {r['train']} | {r['span']} | {r['cpu']:.3f} | {r['ccpu']:.3f} | {r['ccpu'] / r['cpu']:.2f} | "
               f"{100 * r['worst']:.3f} % | {r['ref']} |" for r in mixed_rows]
@@ -162,14 +162,14 @@ def ec_peaks(sol, M):
 
 
 def mixed(a) -> list:
-    """Rows of the mixed trains: per span, the run's and the check's thread CPU (medians) and the reported error."""
+    """Rows of the ``--scenarios``: per span, the run's and the check's thread CPU (medians) and the reported error."""
     from hpcrail.kinds import load_scenario
     from hpcrail.simulate import run_scenario
 
     rows = []
-    for name in a.mixed.split(","):
+    for name in a.scenarios.split(","):
         for span in ("auto", "run"):
-            sc, _ = load_scenario(ROOT / "configs" / "mixed" / f"{name}.yaml", list(a.set) + [
+            sc, _ = load_scenario(ROOT / "configs" / f"{name}.yaml", list(a.set) + [
                 "output.envelope_check.enabled=true", f"output.envelope_check.span={span}"])
             run_scenario(sc)                                                   # compile / load the kernels
             cpus, ccpus, ds = [], [], None
