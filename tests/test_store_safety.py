@@ -241,8 +241,10 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_the_resume_completes_it(tmp_path
     """SIGINT to the process group (a terminal's Ctrl-C): exit 130, "interrupted: N/M done … resume",
     no traceback, no leaked-semaphore warning, no processes left; the same command finishes the store,
     equal to an uninterrupted run."""
+    # 60 s per scenario: ~0.4 s each on a warm cache, so the SIGINT sent once 2 are done lands mid-sweep (with 20 s
+    # the 18 scenarios took 2.6 s and the sweep had finished before the signal arrived: exit -2, not 130)
     spec = write_spec(tmp_path / "i.yaml", {SLACK: {"linspace": [0, 30, 6]}, MASS: {"values": [80, 100, 120]}},
-                      duration=20.0, extra={"batch_size": 2})
+                      duration=60.0, extra={"batch_size": 2})
     store = tmp_path / "i.zarr"
     cmd = [sys.executable, "-m", "hpcrail", "sweep", str(spec), "-o", str(store), "--workers", "1",
            "--dashboard-address", ":0", "-q"]
