@@ -28,16 +28,17 @@ class EnvelopeCheck(Strict):
     train rings for tens of seconds after a notch change), at the cost of a run at the reference setting.
     ``span: auto`` (default) checks the windows, then re-integrates the worst peak from twice as far back; when its
     difference changes by more than a tenth of ``warn_above`` or grows by more than half, the run carried error
-    into the windows and the whole run is checked (:mod:`hpcrail.results.envelope_check`).
+    into the windows and the whole run is checked (:mod:`hpcrail.results.envelope_check`).  A short run, whose
+    windows and memory test would integrate half of it or more, is checked over the whole run directly.
 
     Off in the scenario's defaults (a sweep or ``hpcrail.simulate`` checks when the file or an override says
     ``enabled: true``); ``hpcrail run`` checks unless the file sets ``enabled`` or ``--no-check`` is given.
     """
 
     enabled: bool = Field(False, description="re-integrate the largest peaks after the run; `hpcrail run` turns "
-                          "it on unless the file sets it or --no-check is given (span auto costs 6-10 % of a "
-                          "train 2/4 run, the whole-run fallback 3-3.4 times, docs/performance.md; sweeps and the "
-                          "Python API check only when asked)")
+                          "it on unless the file sets it or --no-check is given (span auto costs 5-10 % of a "
+                          "train 2/4 run, the whole-run fallback and short runs 1.4-2.5 times, docs/performance.md; "
+                          "sweeps and the Python API check only when asked)")
     peaks: int = Field(3, ge=1, le=50, description="largest draft peaks and largest buff peaks checked (each at a "
                        "distinct time)")
     span: Literal["auto", "run", "window"] = Field(
