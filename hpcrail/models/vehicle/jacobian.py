@@ -374,7 +374,7 @@ def _contact_sensitivities(P, y, v, W, f_ext, S, scratch):
         k = b * WORK_BODY
         o = P.b_off[b]
         base = np.empty(N_SOUT)
-        base[3] = _body_eom(P, b, y, 0, v, W, f_ext, scratch, nodiag, False)
+        base[3] = _body_eom(P, b, y, np.int64(0), v, W, f_ext, scratch, nodiag, False)
         base[0] = scratch[o + W_YD]
         base[1] = scratch[o + W_PSID]
         base[2] = scratch[o + W_OM]
@@ -403,7 +403,7 @@ def _contact_sensitivities(P, y, v, W, f_ext, S, scratch):
             # the increment actually applied (track components, after rounding)
             ax, ay, az = _to_track(W, k, W[kk] - s0, W[kk + 1] - s1, W[kk + 2] - s2)
             hh = ay if q == 0 else (az if q == 1 else ax)
-            fx = _body_eom(P, b, y, 0, v, W, f_ext, scratch, nodiag, False)
+            fx = _body_eom(P, b, y, np.int64(0), v, W, f_ext, scratch, nodiag, False)
             W[kk] = s0
             W[kk + 1] = s1
             W[kk + 2] = s2
@@ -445,9 +445,9 @@ def vehicle_jac(t, y, P, f_ext, J, work):
             J[i, j] = 0.0
     s = y[S_POS]
     v = y[S_VEL]
-    vehicle_eval(t, y, 0, P, f_ext, f0, W, nodiag)
+    vehicle_eval(t, y, np.int64(0), P, f_ext, f0, W, nodiag)
     for b in range(nb):
-        fxb[b] = _body_eom(P, b, y, 0, v, W, f_ext, sc, nodiag, False)
+        fxb[b] = _body_eom(P, b, y, np.int64(0), v, W, f_ext, sc, nodiag, False)
     _contact_sensitivities(P, y, v, W, f_ext, S, sc)
     has_cpl = f_ext.size >= 6
     # ---- rigid-body columns: analytic (forward mode through the elements)
@@ -514,8 +514,8 @@ def vehicle_jac(t, y, P, f_ext, J, work):
             for q in range(P.n_work):
                 Wp[q] = W[q]
             if c == 0 or c == W_YD:
-                _contact(P, w, yp, 0, s, v, Wp)
-            _kinematics(P, b, yp, 0, v, Wp)
+                _contact(P, w, yp, np.int64(0), s, v, Wp)
+            _kinematics(P, b, yp, np.int64(0), v, Wp)
             for q in range(6):
                 Wp[kb + B_F + q] = W[kb + B_F + q]
             for e in range(P.n_el):
@@ -538,7 +538,7 @@ def vehicle_jac(t, y, P, f_ext, J, work):
             for a in range(nb):
                 if mark[a] == 0:
                     continue
-                fx = _body_eom(P, a, yp, 0, v, Wp, f_ext, f1, nodiag, False)
+                fx = _body_eom(P, a, yp, np.int64(0), v, Wp, f_ext, f1, nodiag, False)
                 dfx += fx - fxb[a]
                 oa = P.b_off[a]
                 na = WHEELSET_BLOCK if P.b_kind[a] == KIND_WHEELSET else RIGID_BLOCK
@@ -553,7 +553,7 @@ def vehicle_jac(t, y, P, f_ext, J, work):
         h = math.sqrt(EPS * max(1e-5, abs(yc)))
         yp[col] = yc + h
         h = yp[col] - yc
-        vehicle_eval(t, yp, 0, P, f_ext, f1, Wp, nodiag)
+        vehicle_eval(t, yp, np.int64(0), P, f_ext, f1, Wp, nodiag)
         yp[col] = yc
         for r in range(n):
             J[r, col] = (f1[r] - f0[r]) / h

@@ -922,7 +922,7 @@ def vehicle_rhs(t, y, P, dydt):
     """``rhs(t, y, params, dydt)`` of a vehicle alone (integrator contract); the applied axle torques of
     ``P.w_torque`` and no coupler forces."""
     work = np.empty(P.n_work)
-    vehicle_eval(t, y, 0, P, work[:0], dydt, work, work[:0])
+    vehicle_eval(t, y, np.int64(0), P, work[:0], dydt, work, work[:0])
 
 
 @njit(**JIT_NRT_FREE)
@@ -956,7 +956,7 @@ def vehicle_outputs(t, Y, P, D, dY):
     for k in range(t.size):
         if not math.isfinite(Y[k, 0]):
             continue
-        vehicle_eval(t[k], Y[k], 0, P, work[:0], dY[k], work, D[k])
+        vehicle_eval(t[k], Y[k], np.int64(0), P, work[:0], dY[k], work, D[k])
 
 
 def static_wheel_loads(P, y0) -> np.ndarray:
