@@ -265,7 +265,7 @@ def _jac(t, y, p, vals, noninertial_jac):
         vals[k] = 0.0
     ic = schedule_index(p, t, y)
     cmd_brake = p.sched_brake[ic]
-    _jac_range(t, y, p, vals, 0, N, y[0], y[p.i_notch], cmd_brake, noninertial_jac, False)
+    _jac_range(t, y, p, vals, np.int64(0), N, y[0], y[p.i_notch], cmd_brake, noninertial_jac, False)
     ltd_jac_tail(t, y, p, vals)
 
 
@@ -276,9 +276,9 @@ def ltd_jac_pneumatic(t, y, p, vals):
     (:func:`hpcrail.models.brakes.kernel.brake_jac_range`)."""
     N = p.n_veh
     ic = schedule_index(p, t, y)
-    _jac_range(t, y, p, vals, 0, N, y[0], y[p.i_notch], p.sched_brake[ic], _no_noninertial_jac, True)
+    _jac_range(t, y, p, vals, np.int64(0), N, y[0], y[p.i_notch], p.sched_brake[ic], _no_noninertial_jac, True)
     ltd_jac_tail(t, y, p, vals)
-    brake_jac_range(t, y, p, vals, 0, N)
+    brake_jac_range(t, y, p, vals, np.int64(0), N)
 
 
 @njit(**JIT_NRT_FREE)

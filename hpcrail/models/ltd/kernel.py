@@ -348,7 +348,7 @@ def ltd_eval_tables(t, y, p, dydt, rec, record):
     compile the coupler Newton solver, which cuts the first run's compilation (issue 17 item 5).
     Bitwise the same result as :func:`ltd_eval` on those trains (it is what :func:`ltd_eval` runs)."""
     notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
-    w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
+    w_t, w_r, w_b, w_c = ltd_eval_range(t, y, p, dydt, rec, record, np.int64(0), p.n_veh, y[0], notch, cmd_brake)
     _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake)
 
 
@@ -375,7 +375,7 @@ def ltd_eval_pneumatic(t, y, p, dydt, rec, record):
     brake valves; :mod:`hpcrail.models.brakes.kernel`)."""
     notch, cmd_notch, cmd_brake = driver_command(t, y, p, dydt)
     w_t, w_r, w_b, w_c = ltd_eval_range_pneumatic(t, y, p, dydt, rec, record, 0, p.n_veh, y[0], notch, cmd_brake)
-    brake_eval_range(t, y, p, dydt, 0, p.n_veh)
+    brake_eval_range(t, y, p, dydt, np.int64(0), p.n_veh)
     _store_totals(p, dydt, rec, record, w_t, w_r, w_b, w_c, cmd_notch, cmd_brake)
 
 
@@ -465,7 +465,7 @@ def observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin):
 
 @njit(inline="always", **JIT)
 def _observe(t, y, p, acc, noninertial):
-    vmax, vmin, fmax, fmin = _observe_range(t, y, p, acc, 0, p.n_veh, y[0], noninertial)
+    vmax, vmin, fmax, fmin = _observe_range(t, y, p, acc, np.int64(0), p.n_veh, y[0], noninertial)
     observe_combine(t, y, p, acc, vmax, vmin, fmax, fmin)
     if y[0] + p.front_offset > p.route_end:
         acc[ACC_OFFROUTE] = 1.0

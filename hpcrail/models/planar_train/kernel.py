@@ -565,7 +565,9 @@ def _kane_car(y, p, j, dydt):
 def planar_eval(t, y, p, dydt, rec_car, rec_cpl, record):
     """Evaluate dy/dt of the planar train into ``dydt`` (float64[n]); with ``record`` also write the
     per-car record ``rec_car[N_RC, N]`` and per-coupler record ``rec_cpl[N_RK, M]``.  Returns an
-    off-track flag (1 if a car is beyond the defined track)."""
+    off-track flag (1 if a car is beyond the defined track).  ``record`` is a run-time bool: the callers
+    pass ``np.bool_``, not a literal, so that the right-hand side and the outputs share one compiled
+    specialisation (two literal ones cost 45 s of a cold first run)."""
     N = p.n_car
     M = p.n_cpl
     w = p.work
@@ -657,7 +659,7 @@ def planar_rhs(t, y, p, dydt):
     units.  Source: Massa et al. 2012 eqs 24-45.  NaN derivatives signal a failed
     noninertial Newton iteration.
     """
-    planar_eval(t, y, p, dydt, p.no_rec_car, p.no_rec_cpl, False)
+    planar_eval(t, y, p, dydt, p.no_rec_car, p.no_rec_cpl, np.bool_(False))
 
 
 @njit(**JIT_NRT_FREE)
@@ -668,7 +670,7 @@ def planar_observe(t, y, p, acc):
     N = p.n_car
     M = p.n_cpl
     if not (p.last_eval[0] == t and p.last_eval[1] == _checksum(y)):
-        off = planar_eval(t, y, p, p.dscratch, p.no_rec_car, p.no_rec_cpl, False)
+        off = planar_eval(t, y, p, p.dscratch, p.no_rec_car, p.no_rec_cpl, np.bool_(False))
     else:
         off = 0
         for j in range(N):
@@ -716,7 +718,7 @@ def planar_outputs(t, Y, p, rec_car, rec_cpl):
     for k in range(t.size):
         if not math.isfinite(Y[k, 0]):
             continue
-        planar_eval(t[k], Y[k], p, dydt, rec_car[k], rec_cpl[k], True)
+        planar_eval(t[k], Y[k], p, dydt, rec_car[k], rec_cpl[k], np.bool_(True))
         if not math.isfinite(dydt[0]):
             bad += 1
     return bad

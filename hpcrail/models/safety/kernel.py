@@ -180,13 +180,13 @@ def solve_grid(x, kappa, E, y0, p0, e, r0, lam, dr_y, dr, tg, sigma, mu, Q0, f11
         if abs(E[i]) < abs(E[i0]):
             i0 = i
     yb[i0], pb[i0], res[i0] = _point(x, kappa, E[i0], y0, p0, e, r0, lam, dr_y, dr, tg, sigma, mu, Q0, f11, f22, kf, yaw,
-                                     s1, s2, 400)
+                                     s1, s2, np.int64(400))
     for i in range(i0 + 1, n):
         yb[i], pb[i], res[i] = _point(x, kappa, E[i], yb[i - 1], pb[i - 1], e, r0, lam, dr_y, dr, tg, sigma, mu, Q0,
-                                      f11, f22, kf, yaw, s1, s2, 100)
+                                      f11, f22, kf, yaw, s1, s2, np.int64(100))
     for i in range(i0 - 1, -1, -1):
         yb[i], pb[i], res[i] = _point(x, kappa, E[i], yb[i + 1], pb[i + 1], e, r0, lam, dr_y, dr, tg, sigma, mu, Q0,
-                                      f11, f22, kf, yaw, s1, s2, 100)
+                                      f11, f22, kf, yaw, s1, s2, np.int64(100))
 
 
 __all__ = ["bogie_residual", "solve_grid", "FLANGE_WIDTH"]
