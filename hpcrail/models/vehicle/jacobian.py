@@ -166,7 +166,7 @@ def _rigid_dk(W, k, c, v, dk):
         dk[K_RATE + a] = 1.0
 
 
-@njit(inline="always", **JIT_NRT_FREE)
+@njit(**JIT_NRT_FREE)
 def _element_tangent(P, e, y, v, W, b, dk, du, dG):
     """Forward-mode derivative of element e's forces for the tangent ``dk`` of body b's kinematics (b = −1: none)
     and a change ``du`` of its series node's stroke; adds the force and moment tangents (global) into
@@ -355,6 +355,26 @@ def _apply_tangents(P, v, W, S, dG, mark, c_body, c, J, col):
         J[S_VEL, col] += tfx / _mass_sum(P)
 
 
+@njit(**JIT_NRT_FREE)
+def _body_eom_call(P, b, y, off, v, W, f_ext, dydt, diag, want):
+    """:func:`~hpcrail.models.vehicle.kernel._body_eom` compiled once as a function of its own (same arguments and
+    return value).  The Jacobian calls it at four sites; inlined at each of them (with the element pieces and a
+    literal ``want``), :func:`vehicle_jac` took 93 s to compile and 2.9 ms per call on the Manchester wagon, called
+    through this and :func:`_element_apply` 37 s and 0.42 ms, bitwise the same matrix (docs/performance.md)."""
+    return _body_eom(P, b, y, off, v, W, f_ext, dydt, diag, want)
+
+
+@njit(**JIT_NRT_FREE)
+def _element_apply(P, e, v, Wk, Wf, u, sign):
+    """Add ``sign`` times element e's forces at the kinematics of ``Wk`` (series-node stroke ``u``) to the body
+    forces of ``Wf``; returns the node's stroke rate.  One compiled function for the Jacobian's two uses per
+    wheelset column (remove the base force, add the perturbed one): inlined twice it compiled twice as long."""
+    d, dd, ex, ey, ez, px, py, pz, qx, qy, qz = _element_geometry(P, e, v, Wk)
+    f, ud = _element_law(P, e, d, dd, u)
+    _apply_element(P, e, f, ex, ey, ez, px, py, pz, qx, qy, qz, Wf, sign)
+    return ud
+
+
 @njit(inline="always", **JIT_NRT_FREE)
 def _mass_sum(P):
     """Σ body masses in the kernel's summation order."""
@@ -374,7 +394,7 @@ def _contact_sensitivities(P, y, v, W, f_ext, S, scratch):
         k = b * WORK_BODY
         o = P.b_off[b]
         base = np.empty(N_SOUT)
-        base[3] = _body_eom(P, b, y, np.int64(0), v, W, f_ext, scratch, nodiag, False)
+        base[3] = _body_eom_call(P, b, y, np.int64(0), v, W, f_ext, scratch, nodiag, np.bool_(False))
         base[0] = scratch[o + W_YD]
         base[1] = scratch[o + W_PSID]
         base[2] = scratch[o + W_OM]
@@ -403,7 +423,7 @@ def _contact_sensitivities(P, y, v, W, f_ext, S, scratch):
             # the increment actually applied (track components, after rounding)
             ax, ay, az = _to_track(W, k, W[kk] - s0, W[kk + 1] - s1, W[kk + 2] - s2)
             hh = ay if q == 0 else (az if q == 1 else ax)
-            fx = _body_eom(P, b, y, np.int64(0), v, W, f_ext, scratch, nodiag, False)
+            fx = _body_eom_call(P, b, y, np.int64(0), v, W, f_ext, scratch, nodiag, np.bool_(False))
             W[kk] = s0
             W[kk + 1] = s1
             W[kk + 2] = s2
@@ -447,7 +467,7 @@ def vehicle_jac(t, y, P, f_ext, J, work):
     v = y[S_VEL]
     vehicle_eval(t, y, np.int64(0), P, f_ext, f0, W, nodiag)
     for b in range(nb):
-        fxb[b] = _body_eom(P, b, y, np.int64(0), v, W, f_ext, sc, nodiag, False)
+        fxb[b] = _body_eom_call(P, b, y, np.int64(0), v, W, f_ext, sc, nodiag, np.bool_(False))
     _contact_sensitivities(P, y, v, W, f_ext, S, sc)
     has_cpl = f_ext.size >= 6
     # ---- rigid-body columns: analytic (forward mode through the elements)
@@ -489,8 +509,8 @@ def vehicle_jac(t, y, P, f_ext, J, work):
             dG[q] = 0.0
         for q in range(N_DK):
             dk[q] = 0.0
-        J[node, node] += _element_tangent(P, e, y, v, W, -1, dk, 1.0, dG)
-        _apply_tangents(P, v, W, S, dG, mark, -1, -1, J, node)
+        J[node, node] += _element_tangent(P, e, y, v, W, np.int64(-1), dk, 1.0, dG)
+        _apply_tangents(P, v, W, S, dG, mark, np.int64(-1), np.int64(-1), J, node)
     # ---- wheelset columns: finite differences restricted to the wheelset and the bodies its elements join
     for i in range(n):
         yp[i] = y[i]
@@ -521,14 +541,10 @@ def vehicle_jac(t, y, P, f_ext, J, work):
             for e in range(P.n_el):
                 if P.e_i[e] != b and P.e_j[e] != b:
                     continue
-                d, dd, ex, ey, ez, px, py, pz, qx, qy, qz = _element_geometry(P, e, v, W)
                 node = P.e_node[e]
                 u = yp[node] if node >= 0 else 0.0
-                f, _ud = _element_law(P, e, d, dd, u)
-                _apply_element(P, e, f, ex, ey, ez, px, py, pz, qx, qy, qz, Wp, -1.0)
-                d, dd, ex, ey, ez, px, py, pz, qx, qy, qz = _element_geometry(P, e, v, Wp)
-                f, ud = _element_law(P, e, d, dd, u)
-                _apply_element(P, e, f, ex, ey, ez, px, py, pz, qx, qy, qz, Wp, 1.0)
+                _element_apply(P, e, v, W, Wp, u, -1.0)
+                ud = _element_apply(P, e, v, Wp, Wp, u, 1.0)
                 if node >= 0:
                     J[node, col] += (ud - f0[node]) / h
             if has_cpl and b == P.cpl_body:
@@ -538,7 +554,7 @@ def vehicle_jac(t, y, P, f_ext, J, work):
             for a in range(nb):
                 if mark[a] == 0:
                     continue
-                fx = _body_eom(P, a, yp, np.int64(0), v, Wp, f_ext, f1, nodiag, False)
+                fx = _body_eom_call(P, a, yp, np.int64(0), v, Wp, f_ext, f1, nodiag, np.bool_(False))
                 dfx += fx - fxb[a]
                 oa = P.b_off[a]
                 na = WHEELSET_BLOCK if P.b_kind[a] == KIND_WHEELSET else RIGID_BLOCK
@@ -597,7 +613,7 @@ def vehicle_ext_column(P, v, f_ext, df_ext, work, J, col):
             dG[6 * b] += gx
             dG[6 * b + 1] += gy
             dG[6 * b + 2] += gz
-    _apply_tangents(P, v, W, S, dG, mark, -1, -1, J, col)
+    _apply_tangents(P, v, W, S, dG, mark, np.int64(-1), np.int64(-1), J, col)
     if P.spin_mode == SPIN_FREE and df_ext.size >= 6 + P.n_ws:
         for w in range(P.n_ws):
             bw = P.w_body[w]
