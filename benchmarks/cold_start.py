@@ -120,7 +120,7 @@ def one_run(scenario: str, jobs: int, pythonpath: str | None, cache: str) -> dic
     with tempfile.TemporaryDirectory() as out:
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         w0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "hpcrail", "run", str(Path(scenario).resolve()), "--json", "-o",
+        p = subprocess.run([sys.executable, "-P", "-m", "hpcrail", "run", str(Path(scenario).resolve()), "--json", "-o",
                             f"{out}/r.zarr"], env=env, capture_output=True, text=True, cwd=out)
         wall = time.perf_counter() - w0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -138,7 +138,7 @@ def family_run(scenario: str, overrides: list, duration: float, pythonpath: str 
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:   # not the checkout: ``python -c`` puts the cwd first on the path
-        p = subprocess.run([sys.executable, "-c", CHILD, scenario, str(duration), json.dumps(overrides)], env=env,
+        p = subprocess.run([sys.executable, "-P", "-c", CHILD, scenario, str(duration), json.dumps(overrides)], env=env,
                            capture_output=True, text=True, cwd=work)
     wall = time.perf_counter() - w0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)

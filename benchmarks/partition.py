@@ -89,7 +89,7 @@ def run_once(variant: str, n: int, tmp: Path, env: dict, method: str = "rk4") ->
     args = ["run", str(TRAIN4), "-q", "--overwrite", "-o", str(tmp / f"{variant}-{method}-{n}.zarr")]
     for s in sets:
         args += ["--set", s]
-    py = [sys.executable, "-c", "from hpcrail.cli import main; main()"]
+    py = [sys.executable, "-P", "-c", "from hpcrail.cli import main; main()"]   # -P: PYTHONPATH's tree, not the cwd's
     two = ["--set", "partition.blocks=2", "--set", "partition.threads=2"]
     if variant == "serial":
         cmd = py + args + ["--partition", "off"]

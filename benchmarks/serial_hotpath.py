@@ -35,6 +35,9 @@ from hpcrail.kinds import load_scenario
 from hpcrail.kinds.ltd.problem import ltd_problem
 from hpcrail.integrators import integrate
 from hpcrail.results.sampling import sample_times
+import hpcrail
+from pathlib import Path
+assert Path(hpcrail.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve().parents[2]), hpcrail.__file__
 sc, _ = load_scenario(sys.argv[1], ["partition.backend=off"] + json.loads(sys.argv[3]))
 inner = int(sys.argv[2])
 model, prob = ltd_problem(sc)
@@ -63,17 +66,24 @@ def base_tree(rev: str) -> Path:
     return d
 
 
-def run(tree: Path, inner: int, sets=()) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    env.pop("NUMBA_CACHE_DIR", None)   # each tree its own cache (keyed by its source)
-    r = subprocess.run([sys.executable, "-c", CHILD, str(tree / "configs/trains/train4.yaml"), str(inner),
-                        json.dumps(list(sets))],
-                       env=env, capture_output=True, text=True, timeout=3600)
+def child_json(code: str, args: list, env: dict) -> dict:
+    """Run ``code`` in a fresh Python process with ``args`` and ``env``; its last stdout line parsed as JSON, plus
+    the 1-minute load average at its end (``load``).  Raises RuntimeError with the child's stderr tail."""
+    # -P: the child's sys.path does not start with the working directory, so a checkout run from its root does
+    # not shadow the tree named by PYTHONPATH (it did: before this, both "trees" of an A/B ran this checkout)
+    r = subprocess.run([sys.executable, "-P", "-c", code, *map(str, args)], env=env, capture_output=True,
+                       text=True, timeout=3600)
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-3000:])
     out = json.loads(r.stdout.strip().splitlines()[-1])
     out["load"] = os.getloadavg()[0]
     return out
+
+
+def run(tree: Path, inner: int, sets=()) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    env.pop("NUMBA_CACHE_DIR", None)   # each tree its own cache (keyed by its source)
+    return child_json(CHILD, [tree / "configs/trains/train4.yaml", inner, json.dumps(list(sets))], env)
 
 
 def main():

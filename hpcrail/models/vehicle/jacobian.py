@@ -359,8 +359,9 @@ def _apply_tangents(P, v, W, S, dG, mark, c_body, c, J, col):
 def _body_eom_call(P, b, y, off, v, W, f_ext, dydt, diag, want):
     """:func:`~hpcrail.models.vehicle.kernel._body_eom` compiled once as a function of its own (same arguments and
     return value).  The Jacobian calls it at four sites; inlined at each of them (with the element pieces and a
-    literal ``want``), :func:`vehicle_jac` took 93 s to compile and 2.9 ms per call on the Manchester wagon, called
-    through this and :func:`_element_apply` 37 s and 0.42 ms, bitwise the same matrix (docs/performance.md)."""
+    literal ``want``), :func:`vehicle_jac` took 114 s to compile and 2.3 ms per call on the Manchester wagon, called
+    through this and :func:`_element_apply` 31 s and 0.5 ms, bitwise the same matrix
+    (``benchmarks/vehicle_jacobian.py``, docs/performance.md)."""
     return _body_eom(P, b, y, off, v, W, f_ext, dydt, diag, want)
 
 
