@@ -24,6 +24,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="hpcrail: railway train dynamics at HPC scale (LTD kernels, sweeps on dask, zarr results).")
 console = Console(stderr=False)
 err_console = Console(stderr=True)
+#: width of the tables when standard output is a file or a pipe (a Slurm job's log, ``| tee``): rich falls back
+#: to 80 columns there, which folds every cell of the metric and running-safety tables over several lines; a
+#: terminal keeps its own width and ``COLUMNS`` wins over both
+LOG_WIDTH = 160
 #: file formats of written figures (``--format``)
 FIGURE_FORMATS = ("png", "pdf", "svg")
 
@@ -82,6 +86,8 @@ def _version(value: bool) -> None:
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="print the hpcrail version and exit")):
     """hpcrail: railway train dynamics at HPC scale (LTD kernels, sweeps on dask, zarr results)."""
+    if console._width is None and not os.environ.get("COLUMNS") and not console.is_terminal:
+        console.width = LOG_WIDTH
 
 
 def print_json(obj) -> None:

@@ -6,6 +6,7 @@ allows, help without ``<bool>`` and with the choices, readable output at 80 colu
 dataset of the API, display units for plain xarray plots, ``warmup --all``, ignored result folders."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -198,6 +199,21 @@ def test_help_and_tables_read_at_80_columns(monkeypatch):
     lines = r.output.splitlines()
     assert r.exit_code == 0 and max(map(len, lines)) <= 80
     assert any(ln.startswith("bdf2 — adaptive, implicit, order 2") for ln in lines)
+
+
+def test_tables_in_a_log_file_are_not_folded_to_80_columns():
+    """Written to a pipe or a file (a Slurm job's log) with no COLUMNS, the tables get cli.LOG_WIDTH columns
+    instead of rich's 80, which folded every cell of a run's running-safety table over three lines; COLUMNS
+    still wins."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    wide = subprocess.run([sys.executable, "-m", "hpcrail", "integrators"], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
+    assert wide.returncode == 0, wide.stderr
+    lines = wide.stdout.splitlines()
+    assert 80 < max(map(len, lines)) <= cli.LOG_WIDTH and any("┃ method" in ln for ln in lines)
+    narrow = subprocess.run([sys.executable, "-m", "hpcrail", "integrators"], capture_output=True, text=True,
+                            cwd=ROOT, env=dict(env, COLUMNS="80"), timeout=300)
+    assert max(map(len, narrow.stdout.splitlines())) <= 80
 
 
 # ------------------------------------------------------------------------------------------------
