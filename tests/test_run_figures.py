@@ -107,6 +107,29 @@ def test_force_time_by_default_shows_the_peak_couplers_and_the_locomotive_neighb
     assert labels == [text[k] for k in ks]
 
 
+def test_force_time_marks_the_envelope_peaks_that_fall_between_samples(demo):
+    """The peak draft and buff forces are tracked at every step, the lines only at the output samples: each
+    peak is marked at its time and value, no sample of its coupler goes beyond it, and a figure of other
+    couplers has no marker."""
+    _store, ds = demo
+    [fig] = run_figures(ds, None, ["force_time"])
+    marks = {ln.get_label().split()[1]: ln for ln in _axes(fig)[0].get_lines() if ln.get_label().startswith("peak ")}
+    # the demo's start in notch 8 has draft only (its peak buff force is 0: nothing to mark)
+    assert set(marks) == {n for n in ("draft", "buff") if float(ds[f"max_{n}_force"]) > 0} and "draft" in marks
+    for name, sign in (("draft", 1.0), ("buff", -1.0)):
+        peak, k = float(ds[f"max_{name}_force"]), int(ds[f"max_{name}_force_coupler"])
+        if name not in marks:
+            continue
+        assert marks[name].get_xdata()[0] == pytest.approx(float(ds[f"time_of_max_{name}_force"]), rel=1e-12)
+        assert marks[name].get_ydata()[0] == pytest.approx(sign * peak / 1e3, rel=1e-12)
+        assert f"coupler {k})" in marks[name].get_label()
+        assert float((sign * ds.coupler_force.sel(coupler=k)).max()) <= peak * (1 + 1e-9)
+    others = [k for k in ds.coupler.values.tolist() if k not in (int(ds.max_draft_force_coupler),
+                                                                 int(ds.max_buff_force_coupler))][:2]
+    [fig] = run_figures(ds, None, ["force_time"], select={"coupler": others})
+    assert not [ln for ln in _axes(fig)[0].get_lines() if ln.get_label().startswith("peak ")]
+
+
 def test_force_heatmap_is_time_by_coupler_in_kN(demo):
     _store, ds = demo
     [fig] = run_figures(ds, None, ["force_heatmap"])
