@@ -313,3 +313,36 @@ def test_plot_of_a_sweep_member_draws_what_was_kept_and_options_never_overwrite(
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "demo_figures").glob("*.png")} == before
     r = CliRunner().invoke(cli.app, ["plot", str(run), "--format", "jpeg"])
     assert r.exit_code == 2 and "allowed: png, pdf, svg" in r.output
+
+
+@pytest.mark.parametrize("lo,hi", [(19_400, 20_243), (0, 12), (-350_000, 410_000)])
+def test_integer_ticks_fit_side_by_side(lo, hi):
+    """A make-up report's panel of nine (3 × 3, as ``_scatter_metric`` draws them) against an integer
+    parameter: the whole-number ticks must not overlap.  With matplotlib's plain ``MaxNLocator(integer=True)``
+    the five-digit masses of ``makeup_screening`` overlapped, which the layout check now finds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.ticker import MaxNLocator
+
+    from hpcrail.results.plotting import integer_ticks, new_figure
+
+    def panel(fit: bool):
+        fig, axes = new_figure(3, 3, figsize=(4.6 * 3 + 0.8, 3.7 * 3 + 0.7), squeeze=False)
+        for ax in axes.flat:
+            sc = ax.scatter(np.linspace(lo, hi, 4), [1.0, 3.0, 2.0, 4.0], c=[1, 2, 3, 4])
+            fig.colorbar(sc, ax=ax, pad=0.01)
+            ax.set_xlabel("mass behind the first empty car [t]")
+            ax.set_ylabel("peak buff force [kN]")
+            if fit:
+                integer_ticks(ax, "x")
+            else:
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        return fig
+
+    fig = panel(True)
+    assert layout_problems(fig) == []
+    ticks = [t for t in fig.axes[0].get_xticks() if lo <= t <= hi]
+    assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks)
+    if hi - lo > 10_000:           # the check can fail: the plain locator's labels overlap
+        assert any("tick labels" in p for p in layout_problems(panel(False)))

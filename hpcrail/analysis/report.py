@@ -262,6 +262,11 @@ def _scatter_metric(ds, m, params, ok, path_dir):
             cb.set_label(label(ds[pc].attrs, pc), fontsize=8)
             if ccats is not None:
                 cb.set_ticks(range(len(ccats)), labels=ccats)
+            elif norm is None and is_integer_valued(np.asarray(ds[pc].values)):
+                from matplotlib.ticker import MaxNLocator
+
+                cb.locator = MaxNLocator(integer=True)     # a count (empties next to locomotives): 0 1 2, not 0.5
+                cb.update_ticks()
         else:
             ax.scatter(x[ok], y[ok], s=9, lw=0, alpha=0.85, color="C0")
         _param_axis(ax, ds, px, "x", cats, x[ok])

@@ -175,10 +175,27 @@ def limit_in_view(values, limit: float, share: float = 0.25) -> bool:
 
 
 def integer_ticks(ax, axis: str = "x") -> None:
-    """Whole-number ticks on ``axis`` (an integer quantity: notch, element number, count)."""
+    """Whole-number ticks on ``axis`` (an integer quantity: notch, element number, count), as many as fit
+    side by side: matplotlib's ``nbins="auto"`` sizes the tick count by the tick font, not by how wide the
+    labels are, so on the x axis the count is also capped by the widest label (five-digit masses such as
+    19 400 t drew as an unreadable row of overlapping labels at ten bins)."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
     from matplotlib.ticker import MaxNLocator
 
-    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(MaxNLocator(integer=True))
+    class _FittingLocator(MaxNLocator):
+        def __call__(self):
+            vmin, vmax = self.axis.get_view_interval()
+            if axis == "x":
+                fig = self.axis.axes.figure
+                width = self.axis.axes.get_position().width * fig.get_figwidth() * 72.0    # points
+                size = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
+                chars = len(f"{max(abs(vmin), abs(vmax)):.0f}") + (1 if min(vmin, vmax) < 0 else 0)
+                # a digit is ~0.6 em wide; one em between labels
+                self.set_params(nbins=max(2, min(9, int(width / ((0.6 * chars + 1.0) * size)))))
+            return super().__call__()
+
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(_FittingLocator(nbins="auto", integer=True))
 
 
 def is_logarithmic(values, attrs: dict | None = None) -> bool:
@@ -539,7 +556,8 @@ def _data_points(ax) -> np.ndarray:
 
 def layout_problems(fig) -> list[str]:
     """What breaks the figure conventions in a drawn figure: legends covering data points of their axes,
-    titles or axis labels outside the figure, axes without axis labels.  [] when none."""
+    titles or axis labels outside the figure, axes without axis labels, neighbouring tick labels of one axis
+    that overlap (unreadable numbers).  [] when none."""
     if not hasattr(fig.canvas, "get_renderer"):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -563,6 +581,14 @@ def layout_problems(fig) -> list[str]:
                 b = text.get_window_extent(r)
                 if b.x0 < fb.x0 - 1 or b.x1 > fb.x1 + 1 or b.y0 < fb.y0 - 1 or b.y1 > fb.y1 + 1:
                     out.append(f"axes {i}: the {what} {text.get_text()[:40]!r} runs off the figure")
+        for what, labels, lo, hi in (("x", ax.get_xticklabels(), "x0", "x1"), ("y", ax.get_yticklabels(), "y0", "y1")):
+            boxes = sorted((getattr(b, lo), getattr(b, hi), t.get_text()) for t in labels    # rotated: slanted
+                           if t.get_visible() and t.get_text() and not t.get_rotation()  # boxes overlap
+                           for b in [t.get_window_extent(r)])
+            for (a0, a1, ta), (b0, _b1, tb) in zip(boxes, boxes[1:]):
+                if b0 < a1 - 0.5:
+                    out.append(f"axes {i}: the {what} tick labels {ta!r} and {tb!r} overlap")
+                    break
     st = getattr(fig, "_suptitle", None)
     if st is not None and st.get_text():
         b = st.get_window_extent(r)
