@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import textwrap
 import warnings
 from pathlib import Path
@@ -176,17 +177,28 @@ def limit_in_view(values, limit: float, share: float = 0.25) -> bool:
 
 def integer_ticks(ax, axis: str = "x") -> None:
     """Whole-number ticks on ``axis`` (an integer quantity: notch, element number, count), as many as fit
-    side by side: matplotlib's ``nbins="auto"`` sizes the tick count by the tick font, not by how wide the
-    labels are, so on the x axis the count is also capped by the widest label (five-digit masses such as
-    19 400 t drew as an unreadable row of overlapping labels at ten bins)."""
+    side by side (:class:`FittingIntegerLocator`)."""
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(_fitting_integer_locator_class()())
+
+
+@functools.cache
+def _fitting_integer_locator_class():
+    """The class :class:`FittingIntegerLocator`, made on first use: this module imports matplotlib lazily."""
     from matplotlib import rcParams
     from matplotlib.font_manager import FontProperties
     from matplotlib.ticker import MaxNLocator
 
-    class _FittingLocator(MaxNLocator):
+    class FittingIntegerLocator(MaxNLocator):
+        """``MaxNLocator(integer=True, nbins="auto")`` whose tick count on an x axis is also capped by the
+        widest label: ``nbins="auto"`` sizes the count by the tick font, not by the labels' width, and five-digit
+        masses (19 400 t) drew as an unreadable row of overlapping labels at the default ten bins."""
+
+        def __init__(self):
+            super().__init__(nbins="auto", integer=True)
+
         def __call__(self):
-            vmin, vmax = self.axis.get_view_interval()
-            if axis == "x":
+            if self.axis is not None and self.axis.axis_name == "x":
+                vmin, vmax = self.axis.get_view_interval()
                 fig = self.axis.axes.figure
                 width = self.axis.axes.get_position().width * fig.get_figwidth() * 72.0    # points
                 size = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
@@ -195,7 +207,15 @@ def integer_ticks(ax, axis: str = "x") -> None:
                 self.set_params(nbins=max(2, min(9, int(width / ((0.6 * chars + 1.0) * size)))))
             return super().__call__()
 
-    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(_FittingLocator(nbins="auto", integer=True))
+    FittingIntegerLocator.__module__, FittingIntegerLocator.__qualname__ = __name__, "FittingIntegerLocator"
+    return FittingIntegerLocator
+
+
+def __getattr__(name):
+    # ``plotting.FittingIntegerLocator`` (and so pickled figures) resolves without importing matplotlib up front
+    if name == "FittingIntegerLocator":
+        return _fitting_integer_locator_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_logarithmic(values, attrs: dict | None = None) -> bool:
@@ -585,7 +605,7 @@ def layout_problems(fig) -> list[str]:
             boxes = sorted((getattr(b, lo), getattr(b, hi), t.get_text()) for t in labels    # rotated: slanted
                            if t.get_visible() and t.get_text() and not t.get_rotation()  # boxes overlap
                            for b in [t.get_window_extent(r)])
-            for (a0, a1, ta), (b0, _b1, tb) in zip(boxes, boxes[1:]):
+            for (_a0, a1, ta), (b0, _b1, tb) in zip(boxes, boxes[1:]):
                 if b0 < a1 - 0.5:
                     out.append(f"axes {i}: the {what} tick labels {ta!r} and {tb!r} overlap")
                     break
