@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from helpers.sweep import write_spec
@@ -152,6 +153,28 @@ def test_sobol_indices_of_the_ishigami_function_through_the_store_layout():
     assert (t.loc["f"]["S1_conf"] < 0.1).all()
     with pytest.raises(ValueError, match="design 'saltelli'"):
         sobol_indices(ds.assign_attrs(design="sobol"), ["f"], ["x1", "x2", "x3"])
+
+
+def test_sobol_bootstrap_is_reproducible_with_seed_0_and_leaves_numpy_global_state_alone():
+    """SALib seeds its bootstrap only ``if seed:`` and from numpy's global state: with the sweeps' default seed 0
+    every call gave other confidence intervals.  The same store gives the same table, whatever the caller's
+    global random state, which is left as it was."""
+    n, d = 256, 3
+    y = _ishigami(-np.pi + 2 * np.pi * saltelli_unit(d, n, 5))
+    ds = xr.Dataset({"f": ("scenario", y, {"role": "metric"}),
+                     "status": ("scenario", np.array(["completed"] * y.size, dtype="<U16"))},
+                    attrs={"design": "saltelli", "samples": n, "second_order": 0, "seed": 0})
+    np.random.seed(1)
+    a = sobol_indices(ds, ["f"], ["x1", "x2", "x3"], num_resamples=50)
+    after = np.random.random()
+    np.random.seed(2)
+    b = sobol_indices(ds, ["f"], ["x1", "x2", "x3"], num_resamples=50)
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["S1_conf"] > 0).all()
+    np.random.seed(1)
+    assert np.random.random() == after          # the caller's global state untouched by the analysis
+    c = sobol_indices(ds, ["f"], ["x1", "x2", "x3"], num_resamples=50, seed=7)
+    assert not np.array_equal(a["S1_conf"].values, c["S1_conf"].values)    # the seed does set the bootstrap
 
 
 def test_sobol_on_a_saltelli_sweep_store_and_its_report(saltelli_store, tmp_path):

@@ -109,7 +109,9 @@ def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_res
     feature (the index) ``S1`` and ``S1_conf`` (first-order Sobol' index from the given sample,
     ``SALib.analyze.delta`` with ``method="sobol"``, 95 % bootstrap half-width) and ``src`` (the standardised
     coefficient of the least-squares regression of the metric on all features, its ``R2`` in the frame's
-    ``attrs``).  Constant or non-finite features are left out.  Raises ``ValueError`` with fewer than 20
+    ``attrs``).  Constant or non-finite features are left out.  The bootstrap (and SALib's resampled
+    estimate of S1 itself) draws from ``seed``: the same store and seed give the same frame
+    (:func:`~hpcrail.analysis.sensitivity.salib_rng`).  Raises ``ValueError`` with fewer than 20
     usable make-ups or a constant metric."""
     from SALib.analyze import delta
 
@@ -135,7 +137,9 @@ def pattern_sensitivity(ds, metric: str | None = None, *, seed: int = 0, num_res
 
     # SALib >= 1.6 computes only S1 with method="sobol" (its δ estimators cost minutes on a thousand samples)
     kw = {"method": "sobol"} if "method" in inspect.signature(delta.analyze).parameters else {}
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    from hpcrail.analysis.sensitivity import salib_rng
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), salib_rng(seed):
         res = delta.analyze(problem, Xu, yu, num_resamples=num_resamples, conf_level=0.95, seed=seed,
                             print_to_console=False, **kw)
     Z = (Xu - Xu.mean(axis=0)) / Xu.std(axis=0)
