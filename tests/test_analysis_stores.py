@@ -177,6 +177,20 @@ def test_sobol_bootstrap_is_reproducible_with_seed_0_and_leaves_numpy_global_sta
     assert not np.array_equal(a["S1_conf"].values, c["S1_conf"].values)    # the seed does set the bootstrap
 
 
+def test_report_figures_drawn_in_processes_are_the_serial_files(grid_store, tmp_path):
+    """``jobs``: the metric figures drawn by two processes are byte for byte the serial ones, in the same order."""
+    ds = xr.open_zarr(grid_store)
+    one = write_report(ds, tmp_path / "one", jobs=1)
+    two = write_report(ds, tmp_path / "two", jobs=2)
+    assert [p.name for p in one.files] == [p.name for p in two.files]
+    metric_files = [p.name for p in one.files if p.name.startswith("metric_")]
+    assert len(metric_files) >= 2
+    for name in metric_files:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+    with pytest.raises(ValueError, match="jobs = 0"):
+        write_report(ds, tmp_path / "zero", jobs=0)
+
+
 def test_sobol_on_a_saltelli_sweep_store_and_its_report(saltelli_store, tmp_path):
     st = open_sweep(saltelli_store)
     t = st.hpcrail.sobol(["max_draft_force"])

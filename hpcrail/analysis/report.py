@@ -38,8 +38,9 @@ import pandas as pd
 import xarray as xr
 
 from hpcrail.analysis.accessor import SUCCESS, as_strings
-from hpcrail.results.plotting import axes_title, finish, integer_ticks, is_integer_valued, is_logarithmic, \
-    legend_outside, level_colours, limit_in_view, limit_line, limit_of, new_figure, save_options, suptitle
+from hpcrail.results.plotting import axes_title, current_save_options, figure_processes, finish, integer_ticks, \
+    is_integer_valued, is_logarithmic, legend_outside, level_colours, limit_in_view, limit_line, limit_of, new_figure, \
+    save_options, suptitle
 from hpcrail.results.units import clip_magnitude, display_units, label, pretty_units, to_display
 
 #: lines per level of a second parameter at most; more levels give a heatmap
@@ -277,6 +278,35 @@ def _scatter_metric(ds, m, params, ok, path_dir):
         ax.set_visible(False)
     _suptitle(fig, ds, m, int(ok.sum()), ok.size)
     return finish(fig, path_dir, f"metric_{m}")
+
+
+def _metric_figure_job(grid: bool, ds, m, params, ok, path_dir, fmt: str, dpi: float):
+    """One metric's figure in a worker process of :func:`metric_figures` (format and dpi passed along: the
+    caller's :func:`save_options` block does not reach another process)."""
+    with save_options(fmt, dpi):
+        return (_grid_metric if grid else _scatter_metric)(ds, m, params, ok, path_dir)
+
+
+def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int | None = None) -> list:
+    """The figure of each metric of ``metrics`` against the swept ``params`` (``ok`` bool[scenario]: the completed
+    scenarios; ``grid``: the design is a full grid): paths in ``metrics`` order, or the figures when ``path_dir``
+    is None.  A figure costs per axes (a parameter panel and its colour bar), not per scenario — about 2-4 s for
+    nine parameters on one core — so with more than one figure to write they are drawn by ``jobs`` processes
+    (:func:`~hpcrail.results.plotting.figure_processes`: default the cores this process may use, at most 8;
+    1: this process).  The files are byte for byte those of a serial run (Agg renders deterministically).
+    Raises ``ValueError`` for ``jobs`` < 1."""
+    make = _grid_metric if grid else _scatter_metric
+    n = figure_processes(jobs, len(metrics))
+    if path_dir is None or n <= 1:
+        return [make(ds, m, params, ok, path_dir) for m in metrics]
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    fmt, dpi = current_save_options()
+    # spawn, not fork: the parent may hold threads (zarr, dask); each process gets only its metric's data
+    with cf.ProcessPoolExecutor(n, mp_context=mp.get_context("spawn")) as ex:
+        futures = [ex.submit(_metric_figure_job, grid, ds[[m]], m, params, ok, path_dir, fmt, dpi) for m in metrics]
+        return [f.result() for f in futures]
 
 
 def _positions_figure(ds, ints, params, ok, path_dir):
@@ -522,18 +552,21 @@ def kind_figure_names(ds) -> set:
 
 
 def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
-                 rank_by: str | None = None, *, format: str = "png", dpi: float | None = None) -> Report:
+                 rank_by: str | None = None, *, format: str = "png", dpi: float | None = None,
+                 jobs: int | None = None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) as ``format`` (png, pdf, svg) at
     ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).
-    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's).
-    Raises ``ValueError`` for a dataset without swept parameters (a single run: see ``hpcrail plot``) or an
-    unknown format."""
+    ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's);
+    ``jobs``: processes drawing the metric figures (default: the cores this process may use, at most 8; 1: this
+    process; :func:`metric_figures`).  Raises ``ValueError`` for a dataset without swept parameters (a single
+    run: see ``hpcrail plot``), an unknown format or ``jobs`` < 1."""
+    figure_processes(jobs, 1)      # a bad jobs fails before any work
     with save_options(format, dpi):
-        return _write_report(ds, outdir, metrics, rank_by)
+        return _write_report(ds, outdir, metrics, rank_by, jobs)
 
 
 def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
-                  rank_by: str | None = None) -> Report:
+                  rank_by: str | None = None, jobs: int | None = None) -> Report:
     ds = ds.hpcrail._flat()
     params = ds.hpcrail.parameters
     if not params:
@@ -553,8 +586,7 @@ def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] 
     floats, ints, skipped = plottable_metrics(sub, metrics, ok)
     files = []
     grid = sub.hpcrail.is_grid() and ok.any()
-    for m in floats:
-        files.append((_grid_metric if grid else _scatter_metric)(sub, m, params, ok, outdir))
+    files += metric_figures(sub, floats, params, ok, outdir, grid=grid, jobs=jobs)
     if ints and ok.any():
         files.append(_positions_figure(sub, ints, params, ok, outdir))
     envs = varying_envelopes(sub, envs, ok, skipped) if ok.any() else []
@@ -588,4 +620,4 @@ def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] 
     return Report(files=files, skipped=skipped, sobol=table, makeup_ranking=rank, makeup_sensitivity=sens)
 
 
-__all__ = ["write_report", "Report", "plottable_metrics", "is_noise", "envelope_variables"]
+__all__ = ["write_report", "metric_figures", "Report", "plottable_metrics", "is_noise", "envelope_variables"]

@@ -250,7 +250,9 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
                                       "paths as JSON"),
            fig_format: str = typer.Option("png", "--format", metavar="png|pdf|svg", help="file format of the figures"),
            dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="resolution of raster figures "
-                                               "[dots per inch] (default 120)")):
+                                               "[dots per inch] (default 120)"),
+           jobs: Optional[int] = typer.Option(None, "-j", "--jobs", min=1, help="processes drawing the metric "
+                                              "figures (default: the cores this process may use, at most 8; 1: none)")):
     """The study as figures and tables: the summary of every metric, each metric against the swept
     parameters (lines per level of a second parameter, or heatmaps, for grids), where the extremes occur,
     the envelopes along the train, Sobol' indices (design saltelli) and the failure map.  On a run store:
@@ -319,7 +321,7 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
     from hpcrail.cli import figure_notes
 
     with figure_notes():
-        rep = write_report(ds, out, metric or None, rank_by, format=fig_format, dpi=dpi)
+        rep = write_report(ds, out, metric or None, rank_by, format=fig_format, dpi=dpi, jobs=jobs)
     if json_:
         sob = None
         if rep.sobol is not None:

@@ -67,6 +67,29 @@ def save_options(format: str | None = "png", dpi: float | None = None):
         _SAVE.reset(token)
 
 
+def current_save_options() -> tuple[str, float]:
+    """``(format, dpi)`` of the enclosing :func:`save_options` block (default PNG at :data:`DPI`): what a
+    figure drawn in another process must be saved with."""
+    return _SAVE.get()
+
+
+def figure_processes(jobs: int | None, n_figures: int) -> int:
+    """Processes to draw ``n_figures`` independent figures with: ``jobs`` (≥ 1) if given, else the cores this
+    process may run on (its CPU affinity: a Slurm allocation's, not the node's), at most 8 and never more
+    than the figures.  Raises ``ValueError`` for ``jobs`` < 1."""
+    if jobs is not None and int(jobs) < 1:
+        raise ValueError(f"jobs = {jobs}: give the number of processes drawing figures, 1 or more (1: this process)")
+    if jobs is None:
+        import os
+
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:      # not on Linux
+            cores = os.cpu_count() or 1
+        jobs = min(cores, 8)
+    return max(1, min(int(jobs), n_figures))
+
+
 def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(9, 5), **kw):
     """``(figure, axes)`` of a :class:`matplotlib.figure.Figure` made without pyplot (no global state,
     no GUI backend; Jupyter displays it), constrained layout; ``axes`` as ``Figure.subplots`` returns them."""
@@ -706,7 +729,8 @@ def pick_elements(ds, dim: str, requested=None, default=(), limit: int = 8) -> l
     return [labels[i] for i in idx]
 
 
-__all__ = ["new_figure", "finish", "title", "time_window", "x_axis", "series_lines", "heatmap", "pick_elements", "DPI",
+__all__ = ["new_figure", "finish", "current_save_options", "figure_processes",
+           "title", "time_window", "x_axis", "series_lines", "heatmap", "pick_elements", "DPI",
            "FORMATS", "save_options", "FigureNote", "note", "suptitle", "axes_title", "legend_outside", "limit_line",
            "limit_in_view", "integer_ticks", "is_logarithmic", "is_integer_valued", "level_colours", "MARKERS",
            "config_of", "limit_of", "wheel_styles", "mark_max", "declared_attrs", "parameter_names", "level_text", "parameter_label", "Encoding",
