@@ -287,18 +287,26 @@ def _metric_figure_job(grid: bool, ds, m, params, ok, path_dir, fmt: str, dpi: f
         return (_grid_metric if grid else _scatter_metric)(ds, m, params, ok, path_dir)
 
 
-def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int | None = None) -> list:
+def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int | None = None,
+                   progress=None) -> list:
     """The figure of each metric of ``metrics`` against the swept ``params`` (``ok`` bool[scenario]: the completed
     scenarios; ``grid``: the design is a full grid): paths in ``metrics`` order, or the figures when ``path_dir``
     is None.  A figure costs per axes (a parameter panel and its colour bar), not per scenario — about 2-4 s for
     nine parameters on one core — so with more than one figure to write they are drawn by ``jobs`` processes
     (:func:`~hpcrail.results.plotting.figure_processes`: default the cores this process may use, at most 8;
     1: this process).  The files are byte for byte those of a serial run (Agg renders deterministically).
+    ``progress``: called with a short text (``"metric figures 3/14"``) as each figure is done.
     Raises ``ValueError`` for ``jobs`` < 1."""
     make = _grid_metric if grid else _scatter_metric
     n = figure_processes(jobs, len(metrics))
+    say = progress or (lambda _text: None)
+    total = len(metrics)
     if path_dir is None or n <= 1:
-        return [make(ds, m, params, ok, path_dir) for m in metrics]
+        out = []
+        for k, m in enumerate(metrics):
+            out.append(make(ds, m, params, ok, path_dir))
+            say(f"metric figures {k + 1}/{total}")
+        return out
     import concurrent.futures as cf
     import multiprocessing as mp
 
@@ -306,6 +314,8 @@ def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int |
     # spawn, not fork: the parent may hold threads (zarr, dask); each process gets only its metric's data
     with cf.ProcessPoolExecutor(n, mp_context=mp.get_context("spawn")) as ex:
         futures = [ex.submit(_metric_figure_job, grid, ds[[m]], m, params, ok, path_dir, fmt, dpi) for m in metrics]
+        for k, _f in enumerate(cf.as_completed(futures)):
+            say(f"metric figures {k + 1}/{total} ({n} processes)")
         return [f.result() for f in futures]
 
 
@@ -553,20 +563,21 @@ def kind_figure_names(ds) -> set:
 
 def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
                  rank_by: str | None = None, *, format: str = "png", dpi: float | None = None,
-                 jobs: int | None = None) -> Report:
+                 jobs: int | None = None, progress=None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) as ``format`` (png, pdf, svg) at
     ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).
     ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's);
     ``jobs``: processes drawing the metric figures (default: the cores this process may use, at most 8; 1: this
-    process; :func:`metric_figures`).  Raises ``ValueError`` for a dataset without swept parameters (a single
+    process; :func:`metric_figures`); ``progress``: called with a short text as the figures are drawn (the CLI
+    shows it on the terminal).  Raises ``ValueError`` for a dataset without swept parameters (a single
     run: see ``hpcrail plot``), an unknown format or ``jobs`` < 1."""
     figure_processes(jobs, 1)      # a bad jobs fails before any work
     with save_options(format, dpi):
-        return _write_report(ds, outdir, metrics, rank_by, jobs)
+        return _write_report(ds, outdir, metrics, rank_by, jobs, progress or (lambda _text: None))
 
 
-def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
-                  rank_by: str | None = None, jobs: int | None = None) -> Report:
+def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None, rank_by: str | None,
+                  jobs: int | None, say) -> Report:
     ds = ds.hpcrail._flat()
     params = ds.hpcrail.parameters
     if not params:
@@ -586,7 +597,8 @@ def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] 
     floats, ints, skipped = plottable_metrics(sub, metrics, ok)
     files = []
     grid = sub.hpcrail.is_grid() and ok.any()
-    files += metric_figures(sub, floats, params, ok, outdir, grid=grid, jobs=jobs)
+    files += metric_figures(sub, floats, params, ok, outdir, grid=grid, jobs=jobs, progress=say)
+    say("the other figures")
     if ints and ok.any():
         files.append(_positions_figure(sub, ints, params, ok, outdir))
     envs = varying_envelopes(sub, envs, ok, skipped) if ok.any() else []
@@ -611,6 +623,7 @@ def _write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] 
     from hpcrail.analysis import makeup
 
     if makeup.is_makeup(ds):
+        say("the make-up ranking and pattern sensitivity")
         try:
             rank = makeup.ranking(ds, metric=rank_by)
             files += makeup.makeup_figures(ds, outdir, rank_by)

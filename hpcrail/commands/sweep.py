@@ -320,8 +320,9 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
         raise typer.Exit(EXIT_CONFIG)
     from hpcrail.cli import figure_notes
 
-    with figure_notes():
-        rep = write_report(ds, out, metric or None, rank_by, format=fig_format, dpi=dpi, jobs=jobs)
+    with figure_notes(), err_console.status(f"drawing the report into {out}/", spinner="line") as shown:
+        rep = write_report(ds, out, metric or None, rank_by, format=fig_format, dpi=dpi, jobs=jobs,
+                           progress=lambda text: shown.update(f"drawing the report into {out}/: {text}"))
     if json_:
         sob = None
         if rep.sobol is not None:
