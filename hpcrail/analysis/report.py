@@ -280,6 +280,10 @@ def _scatter_metric(ds, m, params, ok, path_dir):
     return finish(fig, path_dir, f"metric_{m}")
 
 
+#: ``jobs=None`` draws the metric figures in helper processes only from this many panels on (colour bars count)
+AUTO_MIN_PANELS = 80
+
+
 def _metric_figure_job(grid: bool, ds, m, params, ok, path_dir, fmt: str, dpi: float):
     """One metric's figure in a worker process of :func:`metric_figures` (format and dpi passed along: the
     caller's :func:`save_options` block does not reach another process)."""
@@ -287,18 +291,23 @@ def _metric_figure_job(grid: bool, ds, m, params, ok, path_dir, fmt: str, dpi: f
         return (_grid_metric if grid else _scatter_metric)(ds, m, params, ok, path_dir)
 
 
-def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int | None = None,
+def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int | None = 1,
                    progress=None) -> list:
     """The figure of each metric of ``metrics`` against the swept ``params`` (``ok`` bool[scenario]: the completed
     scenarios; ``grid``: the design is a full grid): paths in ``metrics`` order, or the figures when ``path_dir``
     is None.  A figure costs per axes (a parameter panel and its colour bar), not per scenario — about 2-4 s for
     nine parameters on one core — so with more than one figure to write they are drawn by ``jobs`` processes
-    (:func:`~hpcrail.results.plotting.figure_processes`: default the cores this process may use, at most 8;
-    1: this process).  The files are byte for byte those of a serial run (Agg renders deterministically).
-    ``progress``: called with a short text (``"metric figures 3/14"``) as each figure is done.
+    (None: the cores this process may use, at most 8, when there are at least :data:`AUTO_MIN_PANELS` panels,
+    else 1; 1: this process alone; n: this process and n − 1 helpers, :mod:`multiprocessing` ``spawn``: a script
+    calling this needs the ``if __name__ == "__main__":`` guard).  The files are byte for byte those of a serial
+    run (Agg renders deterministically).  ``progress``: called with a short text (``"metric figures 3/14"``) as each figure is done.
     Raises ``ValueError`` for ``jobs`` < 1."""
     make = _grid_metric if grid else _scatter_metric
     n = figure_processes(jobs, len(metrics))
+    # a helper costs ~2-3 s to start (imports, its first figure): automatically only for enough panels (a panel
+    # with its colour bar ~0.2-0.4 s; measured: 33 line panels gained nothing, 252 scatter panels 11 s of 36)
+    if jobs is None and len(metrics) * len(params) * (1 if grid else 2) < AUTO_MIN_PANELS:
+        n = 1
     say = progress or (lambda _text: None)
     total = len(metrics)
     if path_dir is None or n <= 1:
@@ -311,12 +320,26 @@ def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int |
     import multiprocessing as mp
 
     fmt, dpi = current_save_options()
-    # spawn, not fork: the parent may hold threads (zarr, dask); each process gets only its metric's data
-    with cf.ProcessPoolExecutor(n, mp_context=mp.get_context("spawn")) as ex:
+    out = [None] * total
+    done = 0
+    # n − 1 helper processes take the figures from the front while this process, already warm, draws from the back
+    # (a helper needs ~2 s to import and draw its first figure); spawn, not fork: this process may hold threads
+    # (zarr, dask).  Each helper gets only its metric's data.
+    with cf.ProcessPoolExecutor(n - 1, mp_context=mp.get_context("spawn")) as ex:
         futures = [ex.submit(_metric_figure_job, grid, ds[[m]], m, params, ok, path_dir, fmt, dpi) for m in metrics]
-        for k, _f in enumerate(cf.as_completed(futures)):
-            say(f"metric figures {k + 1}/{total} ({n} processes)")
-        return [f.result() for f in futures]
+        for k in range(total - 1, -1, -1):
+            if not futures[k].cancel():     # a helper has it (helpers take them in order: so do all before it)
+                break
+            out[k] = make(ds, metrics[k], params, ok, path_dir)
+            done += 1
+            say(f"metric figures {done}/{total} ({n} processes)")
+        for f in cf.as_completed([f for f in futures if not f.cancelled()]):
+            done += 1
+            say(f"metric figures {done}/{total} ({n} processes)")
+        for k, f in enumerate(futures):
+            if out[k] is None:
+                out[k] = f.result()
+    return out
 
 
 def _positions_figure(ds, ints, params, ok, path_dir):
@@ -563,12 +586,12 @@ def kind_figure_names(ds) -> set:
 
 def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] | None = None,
                  rank_by: str | None = None, *, format: str = "png", dpi: float | None = None,
-                 jobs: int | None = None, progress=None) -> Report:
+                 jobs: int | None = 1, progress=None) -> Report:
     """Write the study's figures into ``outdir`` (see the module docstring) as ``format`` (png, pdf, svg) at
     ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).
     ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's);
-    ``jobs``: processes drawing the metric figures (default: the cores this process may use, at most 8; 1: this
-    process; :func:`metric_figures`); ``progress``: called with a short text as the figures are drawn (the CLI
+    ``jobs``: processes drawing the metric figures (default 1: this process; None: as ``hpcrail report``, helper
+    processes when there are enough panels; :func:`metric_figures`); ``progress``: called with a short text as the figures are drawn (the CLI
     shows it on the terminal).  Raises ``ValueError`` for a dataset without swept parameters (a single
     run: see ``hpcrail plot``), an unknown format or ``jobs`` < 1."""
     figure_processes(jobs, 1)      # a bad jobs fails before any work

@@ -252,7 +252,8 @@ def report(store: Path = typer.Argument(..., help="study store (zarr), or a run 
            dpi: Optional[float] = typer.Option(None, "--dpi", min=1, max=2400, help="resolution of raster figures "
                                                "[dots per inch] (default 120)"),
            jobs: Optional[int] = typer.Option(None, "-j", "--jobs", min=1, help="processes drawing the metric "
-                                              "figures (default: the cores this process may use, at most 8; 1: none)")):
+                                              "figures (default: the cores this process may use, at most 8, for "
+                                              "reports of 80 panels or more; 1: this process alone)")):
     """The study as figures and tables: the summary of every metric, each metric against the swept
     parameters (lines per level of a second parameter, or heatmaps, for grids), where the extremes occur,
     the envelopes along the train, Sobol' indices (design saltelli) and the failure map.  On a run store:
