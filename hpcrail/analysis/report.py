@@ -300,8 +300,8 @@ def metric_figures(ds, metrics, params, ok, path_dir, *, grid: bool, jobs: int |
     (None: the cores this process may use, at most 8, when there are at least :data:`AUTO_MIN_PANELS` panels,
     else 1; 1: this process alone; n: this process and n − 1 helpers, :mod:`multiprocessing` ``spawn``: a script
     calling this needs the ``if __name__ == "__main__":`` guard).  The files are byte for byte those of a serial
-    run (Agg renders deterministically).  ``progress``: called with a short text (``"metric figures 3/14"``) as each figure is done.
-    Raises ``ValueError`` for ``jobs`` < 1."""
+    run (Agg renders deterministically).  ``progress``: called with a short text (``"metric figures 3/14"``) as
+    each figure is done.  Raises ``ValueError`` for ``jobs`` < 1."""
     make = _grid_metric if grid else _scatter_metric
     n = figure_processes(jobs, len(metrics))
     # a helper costs ~2-3 s to start (imports, its first figure): automatically only for enough panels (a panel
@@ -591,9 +591,9 @@ def write_report(ds: xr.Dataset, outdir: str | Path | None, metrics: list[str] |
     ``dpi`` and return a :class:`Report` (``outdir=None``: its ``files`` are the matplotlib figures).
     ``metrics``: only these metrics; ``rank_by``: the metric a make-up study is ranked by (default its spec's);
     ``jobs``: processes drawing the metric figures (default 1: this process; None: as ``hpcrail report``, helper
-    processes when there are enough panels; :func:`metric_figures`); ``progress``: called with a short text as the figures are drawn (the CLI
-    shows it on the terminal).  Raises ``ValueError`` for a dataset without swept parameters (a single
-    run: see ``hpcrail plot``), an unknown format or ``jobs`` < 1."""
+    processes when there are enough panels; :func:`metric_figures`); ``progress``: called with a short text as
+    the figures are drawn (the CLI shows it on the terminal).  Raises ``ValueError`` for a dataset without swept
+    parameters (a single run: see ``hpcrail plot``), an unknown format or ``jobs`` < 1."""
     figure_processes(jobs, 1)      # a bad jobs fails before any work
     with save_options(format, dpi):
         return _write_report(ds, outdir, metrics, rank_by, jobs, progress or (lambda _text: None))
