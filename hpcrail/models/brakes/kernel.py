@@ -58,6 +58,9 @@ R_LIN = 0.99
 _INV_1MB = 1.0 / (1.0 - B_CRIT)
 _S_LIN = math.sqrt(1.0 - ((R_LIN - B_CRIT) * _INV_1MB) ** 2)
 _K_LIN = _S_LIN / (1.0 - R_LIN)
+#: bistable term of the AAR service piston, rate·SNAP·s(1 − s)(s − ½): stable at release (0) and application (1),
+#: never strong enough to stop a stroke the pressures drive (rate·(1 − s)(1 + SNAP·s(s − ½)) > 0 for SNAP < 16)
+SNAP = 4.0
 
 
 # ================================================================================================
@@ -501,18 +504,23 @@ def _aar(t, y, p, dydt, vals, j, jac):
             f, df_v, df_b = orifice(pv, pb, vp[VP_A_CQS])
             _flow(jac, dydt, vals, p.pn_rtv, p.pn_smap, j, base, k0, mid, lacc, lv, l_bc, sp * gq * f, l_s, gq * f,
                   lv, sp * gq * df_v, l_bc, sp * (-dgq * iw * f + gq * df_b) * dpb, -1, 0.0)
-    # service piston s (0 release .. 1 application) and emergency latch e (0 .. 1 fired)
+    # service piston s (0 release .. 1 application) and emergency latch e (0 .. 1 fired).  The piston has no
+    # stable middle position (SNAP: the pressure differences move it, the bistable term finishes the stroke to
+    # the nearer end): a piston left part-way by a slow release at the rear of a long train would otherwise
+    # keep the release exhaust and the quick service open together — a permanent leak pipe -> cylinder ->
+    # atmosphere that holds the pipe, and so the piston, where it is (the rear of train4_pneumatic never
+    # released) — and charge the reservoir from the pipe in lap, which cancels the release differential.
     ga, dga = ramp((pa - pv - vp[VP_A_DAPP]) * iw)
     gr, dgr = ramp((pv - pa - vp[VP_A_DREL]) * iw)
     gf, dgf = ramp((pqa - pv - vp[VP_A_DEM]) * iw)
     gz, dgz = ramp((pv - patm - vp[VP_A_RESET]) * iw)
     if not jac:
-        dydt[base + l_s] = rate * (ga * (1.0 - sp) - gr * sp)
+        dydt[base + l_s] = rate * (ga * (1.0 - sp) - gr * sp + SNAP * sp * (1.0 - sp) * (sp - 0.5))
         dydt[base + l_e] = rate_e * (gf * (1.0 - em) - gz * em)
     else:
         _put(vals, k0, smap, mid, l_s, l_ar, rate * iw * (dga * (1.0 - sp) + dgr * sp))
         _put(vals, k0, smap, mid, l_s, lv, -rate * iw * (dga * (1.0 - sp) + dgr * sp))
-        _put(vals, k0, smap, mid, l_s, l_s, -rate * (ga + gr))
+        _put(vals, k0, smap, mid, l_s, l_s, -rate * (ga + gr) + rate * SNAP * (-3.0 * sp * sp + 3.0 * sp - 0.5))
         _put(vals, k0, smap, mid, l_e, l_qa, rate_e * iw * dgf * (1.0 - em))
         _put(vals, k0, smap, mid, l_e, lv, -rate_e * iw * (dgf * (1.0 - em) + dgz * em))
         _put(vals, k0, smap, mid, l_e, l_e, -rate_e * (gf + gz))
