@@ -11,6 +11,17 @@ rule-based driver, and writes the resulting notch commands (time basis) to CSV:
 * the notch sequence therefore contains the throttle changes, coasting and dynamic-brake phases that
   excite in-train forces.
 
+The pneumatic-brake trip of train 4 (``train4_pneumatic.csv``) is driven by the same driver through a
+full-service air-brake application and its release (``BRAKED``): the point mass then also carries the air
+brake's retarding force, μ(v)·Σ F_N,full·g(t) with the vehicles' full-service block forces and μ(v) of the
+LTD model's empirical brake data, g following the command u (fraction of full service) as a first-order lag
+whose time constant is the empirical brake's cylinder time constant plus the time the pipe signal needs to
+reach the middle of the train (apply: τ_apply + L/(2 c_service); release: τ_release + L/(2 c_release)); the
+driver applies no traction while the air brake is applied (g > 0.02) and otherwise keeps his rules, so he
+powers up again after the release.  Replaying train 4's schedule instead (the earlier file) left the train
+~2 km behind the point mass it was made for: at 2733 s it met that schedule's full dynamic brake on an
+up-grade, stalled at 2850 s and rolled back for the rest of the trip (−8 m/s at 3750 s).
+
 Run from the repository root:  python configs/schedules/generate_schedules.py
 The full LTD simulation then follows these commands exactly (it does not use the point-mass model).
 """
@@ -25,17 +36,27 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from hpcrail.kinds import load_scenario  # noqa: E402
-from hpcrail.models.ltd.build import G, KMH, build_ltd  # noqa: E402
+from hpcrail.kinds.ltd.build import build_ltd  # noqa: E402
+from hpcrail.models.ltd.build import G, KMH  # noqa: E402
 
 TRAINS = {
     # name: (line speed km/h, curve speed km/h, duration s)
     "train2": (88.0, 75.0, 2711.0),
     "train4": (80.0, 70.0, 3863.0),
 }
+#: trips with an air-brake application: name -> (train whose point mass drives, brake commands (time [s],
+#: fraction of full service)); line and curve speeds and duration as that train's
+BRAKED = {
+    "train4_pneumatic": ("train4", ((1300.0, 1.0), (1330.0, 0.0))),
+}
 DECISION_S = 3.0
+#: the driver applies no traction while the air brake's point-mass application g exceeds this
+G_NO_TRACTION = 0.02
 
 
-def point_mass_schedule(name: str, line_kmh: float, curve_kmh: float, duration: float):
+def point_mass_schedule(name: str, line_kmh: float, curve_kmh: float, duration: float, brakes=()):
+    """Notch commands ``[(time [s], notch)]`` of the rule-based driver and the point-mass distance [m];
+    ``brakes``: air-brake commands ``((time [s], fraction of full service), ...)`` the point mass follows."""
     sc, _ = load_scenario(HERE.parent / "trains" / f"{name}.yaml")
     model = build_ltd(sc)
     p = model.params
@@ -83,8 +104,19 @@ def point_mass_schedule(name: str, line_kmh: float, curve_kmh: float, duration: 
         run = np.sum(p.r1 * v + p.r2 * v * abs(v))
         return run + (r0 if v > 0.01 else 0.0)
 
+    # the air brake (BRAKED trips): full-service block forces and μ(v) of the empirical brake's data
+    f_full = p.shoe_full
+    tau_apply = p.ab_tau_apply + 0.5 * L / p.ab_c_service
+    tau_release = p.ab_tau_release + 0.5 * L / p.ab_c_release
+    bt = np.array([b[0] for b in brakes] or [np.inf])
+    bu = np.array([b[1] for b in brakes] or [0.0])
+
+    def air_brake(v, g):
+        sp = abs(v)
+        return np.sum(p.mu0 * (1.0 + p.mu_a * sp) / (1.0 + p.mu_b * sp) * f_full) * g
+
     dt = 0.5
-    t, v, front, notch = 0.0, 0.0, sc.route.start_m, 0
+    t, v, front, notch, g = 0.0, 0.0, sc.route.start_m, 0, 0.0
     next_decision = 0.5
     cmds = []
     while t < duration:
@@ -97,12 +129,17 @@ def point_mass_schedule(name: str, line_kmh: float, curve_kmh: float, duration: 
                 new = max(notch - 1, -8)
             elif notch < 0 and v < vt - 1 * KMH:
                 new = notch + 1
+            if g > G_NO_TRACTION:
+                new = min(new, 0)
             if new != notch:
                 notch = new
                 cmds.append((round(t, 1), notch))
             next_decision += DECISION_S
         slope = mean_over(H, front - L, front)
-        F = force(v, notch) - resistance(v, front) - M * G * slope
+        i = np.searchsorted(bt, t, side="right") - 1
+        u = bu[i] if i >= 0 else 0.0
+        g += dt * (u - g) / (tau_apply if u > g else tau_release)
+        F = force(v, notch) - resistance(v, front) - M * G * slope - (air_brake(v, g) if v > 0.0 else 0.0)
         if v <= 0.0 and F < 0:
             F = 0.0
         v = max(v + dt * F / m_eff, 0.0)
@@ -126,6 +163,25 @@ def main():
                 f.write(f"{t},{n}\n")
         print(f"{name}: {len(cmds)} commands, point-mass distance {dist / 1e3:.2f} km, "
               f"mean speed {dist / dur * 3.6:.1f} km/h -> {out}")
+    for name, (train, brakes) in BRAKED.items():
+        line, curve, dur = TRAINS[train]
+        cmds, dist = point_mass_schedule(train, line, curve, dur, brakes)
+        rows = sorted([(t, str(n), "") for t, n in cmds] + [(t, "", f"{u:g}") for t, u in brakes],
+                      key=lambda r: r[0])
+        out = HERE / f"{name}.csv"
+        (t_a, _), (t_r, _) = brakes[0], brakes[-1]
+        with out.open("w") as f:
+            f.write(f"# Driver schedule of {name} (time basis), ASSUMED: generated by configs/schedules/generate_schedules.py\n")
+            f.write(f"# like {train}_notches.csv (the same commands up to the application), with a full-service air-brake\n")
+            f.write(f"# application at {t_a:g} s (at ~84 km/h under dynamic brake, approaching the 60 km/h curve at km 20)\n")
+            f.write(f"# and its release at {t_r:g} s; the point mass carries the air brake and its driver powers up again\n")
+            f.write(f"# after the release (point-mass distance {dist / 1e3:.1f} km in {dur:g} s).\n")
+            f.write("# notch: + traction, - dynamic brake; brake: fraction of full service (0 = release).\n")
+            f.write("time_s,notch,brake\n")
+            for t, n, b in rows:
+                f.write(f"{t:g},{n},{b}\n")
+        print(f"{name}: {len(cmds)} notch and {len(brakes)} brake commands, point-mass distance "
+              f"{dist / 1e3:.2f} km -> {out}")
 
 
 if __name__ == "__main__":
