@@ -16,7 +16,7 @@
 * distributed power: a remote group's applied notch is the lead's delayed by its radio delay; ECP applies
   every vehicle after its delay with the pipe charged; a two-way EOT and a separation vent the rear;
 * train 4: the empirical and the pneumatic brake, matched, give the same stopping distance within 10 %
-  (the buff forces differ: printed);
+  (the buff forces differ: printed); the shipped pneumatic trip runs forward and releases every brake;
 * hidden-vehicle blocks (shared state): the blocked right-hand side is bitwise the monolithic one for every
   valve type and device across block ends; RK4 on 2 threads and 3 blocks is bitwise the monolithic run in every
   output; BDF2 agrees with the monolithic BDF2 within its tolerance; distributed state is a config error.
@@ -483,6 +483,32 @@ def test_the_empirical_and_the_pneumatic_brake_stop_train_4_within_10_percent():
           f"{float(pn['max_buff_force']) / 1e3:.0f} kN at coupler {int(pn['max_buff_force_coupler'])}, empirical "
           f"{float(em['max_buff_force']) / 1e3:.0f} kN at coupler {int(em['max_buff_force_coupler'])}")
     assert d_em == pytest.approx(d_pn, rel=0.10)
+
+
+@pytest.mark.slow
+def test_the_shipped_pneumatic_trip_runs_forward_and_releases_every_brake():
+    """``train4_pneumatic.yaml`` as shipped (3 863 s): its driver schedule was once train 4's replayed after the
+    application, and the train stalled at 2 850 s and rolled back for the rest of the trip; its rear brakes once
+    never released (the AAR piston left part-way).  The train runs forward from its start to the end, every
+    cylinder is empty from 1 500 s on and the pipe recharged (within 0.01 bar of the lead's) from 2 000 s on, and the
+    air balance closes."""
+    ds = run_scenario(load_scenario(ROOT / "configs" / "trains" / "train4_pneumatic.yaml",
+                                    ["output.envelope_check.enabled=false"])[0])
+    t = ds["time"].values
+    v = ds["speed"].values
+    bc = ds["brake_cylinder_pressure"].values / BAR
+    bp = ds["brake_pipe_pressure"].values / BAR
+    late = t >= 1500.0
+    print(f"\ntrain4_pneumatic: lowest speed after 150 s {v[t >= 150.0].min():.2f} m/s, release_time_tail "
+          f"{float(ds['release_time_tail']):.1f} s, head travel {ds['position'].values[-1, 0] / 1e3:.1f} km, "
+          f"warnings {ds.attrs['warnings']}")
+    assert str(ds.attrs["status"]) == "completed"
+    assert v.min() > -1e-3 and v[t >= 150.0].min() > 5.0
+    assert math.isfinite(float(ds["release_time_tail"]))
+    rech = t >= 2000.0
+    assert bc[late].max() < 0.01 and np.abs(bp[rech] - bp[rech][:, :1]).max() < 0.01
+    assert abs(float(ds["air_mass_balance_residual"])) < 1e-3
+    assert not ds.attrs["warnings"]
 
 
 def _stopping_distance(ds):

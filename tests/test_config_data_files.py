@@ -137,3 +137,22 @@ def test_data_file_pickles_with_its_resolution(study):
     g = pickle.loads(pickle.dumps(f))
     assert (str(g), g.path, g.sha256, g.size) == (str(f), f.path, f.sha256, f.size)
     assert os.path.isabs(g.path)
+
+
+def test_the_shipped_driver_schedules_are_what_their_generator_writes(tmp_path):
+    """configs/schedules/*.csv are generated (a rule-based driver on a point mass, documented in the script): the
+    script must still run and reproduce every shipped file byte for byte — its import had gone stale once, and the
+    pneumatic trip's schedule was once train 4's replayed after an air-brake application it was not made for (the
+    train stalled and rolled back)."""
+    import importlib.util
+
+    path = ROOT / "configs" / "schedules" / "generate_schedules.py"
+    spec = importlib.util.spec_from_file_location("generate_schedules", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    gen.main(tmp_path)
+    written = sorted(p.name for p in tmp_path.glob("*.csv"))
+    shipped = sorted(p.name for p in (ROOT / "configs" / "schedules").glob("*.csv"))
+    assert written == shipped
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (ROOT / "configs" / "schedules" / name).read_bytes(), name
