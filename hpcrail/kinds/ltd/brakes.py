@@ -298,6 +298,10 @@ class PneumaticSystem(Strict):
                                                  "integrators use: reduced (the pipe and every state's diagonal; one "
                                                  "narrow band, the air balance to the Newton tolerance) or full (every "
                                                  "entry; the air balance to rounding)")
+    passes: Literal["one", "two"] = Field("one", description="one: brake system and motion integrated together; "
+                                          "two: the brake system first, then the motion with the recorded cylinder "
+                                          "pressures (exact for a time-based schedule, where the brake does not "
+                                          "depend on the motion; hpcrail.kinds.ltd.two_pass)")
     temperature_C: float = Field(20.0, ge=-50, le=60)
     discharge_coefficient: float = Field(0.8, gt=0, le=1, description="of every choke and orifice")
     metrics: BrakeMetricSettings = BrakeMetricSettings()
@@ -510,6 +514,18 @@ def pneumatic_issues(sc, add) -> None:
         if method_spec(sc.integrator.method).multirate:
             add(("integrator", "method"), "the multirate integrator's blocks do not evaluate remote locomotive groups "
                 "(distributed power)", sc.integrator.method, "a single-rate method (bdf2, trbdf2, ...)")
+    if is_pneumatic(sc) and sc.air_brake.pneumatic.passes == "two":
+        from hpcrail.config.integrator import method_spec
+
+        if sc.driver.basis != "time":
+            add(("air_brake", "pneumatic", "passes"), "two passes need a time-based schedule (with a distance-based "
+                "one the brake commands follow the train's position)", "two", "one, or driver.basis: time")
+        if method_spec(sc.integrator.method).multirate:
+            add(("air_brake", "pneumatic", "passes"), "the multirate integrator runs one pass", "two",
+                "one, or a single-rate method (bdf2, trbdf2, ...)")
+        if sc.partition.backend not in ("off", "auto"):
+            add(("air_brake", "pneumatic", "passes"), "hidden-vehicle blocks run one pass", "two",
+                "one, or partition.backend: off (or auto)")
     if not is_pneumatic(sc):
         for i, c in enumerate(sc.driver.commands):
             if c.independent_brake:

@@ -1,10 +1,11 @@
-"""Running an LTD scenario: the three run paths (monolithic, dry-friction layer, hidden-vehicle
-partition) and the batch hooks.  The problem set-up is :mod:`hpcrail.kinds.ltd.problem`; the outputs
-as plain arrays (:class:`~hpcrail.results.outputs.RunResult`, for the one dataset builder) are
-:mod:`hpcrail.kinds.ltd.result`.
+"""Running an LTD scenario: the run paths (monolithic, dry-friction layer, hidden-vehicle partition, a
+pneumatic-brake train in two passes: :mod:`hpcrail.kinds.ltd.two_pass`) and the batch hooks.  The problem
+set-up is :mod:`hpcrail.kinds.ltd.problem`; the outputs as plain arrays
+(:class:`~hpcrail.results.outputs.RunResult`, for the one dataset builder) are :mod:`hpcrail.kinds.ltd.result`.
 
 Which path a scenario takes: a consist with dry-friction draft gears runs the friction layer
-(:mod:`hpcrail.kinds.ltd.friction_layer`); otherwise ``partition.backend`` (``auto``: by train length
+(:mod:`hpcrail.kinds.ltd.friction_layer`); a pneumatic brake with ``air_brake.pneumatic.passes: two`` runs in
+two passes, monolithic (:mod:`hpcrail.kinds.ltd.two_pass`); otherwise ``partition.backend`` (``auto``: by train length
 and thread count) chooses the monolithic model or hidden-vehicle blocks on threads or MPI ranks
 (:mod:`hpcrail.kinds.ltd.partitioned`).  Smooth monolithic scenarios also run in sweeps through the
 batch kernel (:func:`prepare`/:func:`finish`), with bit-for-bit the results of :func:`run`.
@@ -20,6 +21,7 @@ from hpcrail.kinds.ltd.outputs import SERIES_NAMES
 from hpcrail.kinds.ltd.problem import choose_backend, ltd_problem
 from hpcrail.kinds.ltd.result import add_envelope_check, friction_result, ltd_result
 from hpcrail.kinds.ltd.safety import add_running_safety, sample_grid
+from hpcrail.kinds.ltd.two_pass import integrate_two_pass, uses_two_passes
 from hpcrail.results.outputs import RunResult
 from hpcrail.results.sampling import sample_times
 
@@ -41,6 +43,15 @@ def run(sc, *, progress=None, t_out=None) -> RunResult | None:
         model = build_friction(sc)
         sol = friction_solve(model, sc, t_out, sc.simulation.duration_s, progress=progress)
         return _finish(sc, friction_result(sc, model, sol), t_req)
+    if uses_two_passes(sc):  # the pneumatic brake, then the motion (kinds/ltd/two_pass.py)
+        model, prob = ltd_problem(sc)
+        sol = integrate_two_pass(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
+                                 **sc.integrator.kwargs())
+        res = ltd_result(sc, model, sol)
+        res.attrs["partition_state"] = "serial"
+        res.attrs["brake_passes"] = 2
+        add_envelope_check(sc, res, sol, prob)
+        return _finish(sc, res, t_req)
     backend = choose_backend(sc)
     if backend != "off":  # hidden-vehicle blocks on threads or MPI ranks (None on MPI ranks != 0)
         from hpcrail.kinds.ltd.partitioned import run_partitioned
@@ -87,7 +98,8 @@ def eligible(sc) -> bool:
 
     from hpcrail.config.integrator import method_spec
 
-    return not has_friction(sc) and choose_backend(sc) == "off" and method_spec(sc.integrator.method).batch
+    return (not has_friction(sc) and not uses_two_passes(sc) and choose_backend(sc) == "off"
+            and method_spec(sc.integrator.method).batch)
 
 
 __all__ = ["run", "prepare", "finish", "eligible"]
