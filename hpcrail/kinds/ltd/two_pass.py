@@ -85,9 +85,13 @@ def _add_stats(total: dict, stats: dict) -> None:
 
 
 def brake_pass(prob: Problem, method: str, t_out: np.ndarray, t_final: float, kwargs: dict):
-    """Pass 1: the brake system of the one-pass problem ``prob`` alone from 0 to ``t_final`` [s].  Returns
-    ``(Y, table, stats, status, t_reached, wall, compile)``: ``Y`` float64[k, n] the states at ``t_out`` (its motion
-    columns the initial ones), ``table`` float64[K, 1 + 6N] the records of :func:`brake_record`."""
+    """Pass 1: the brake system of the one-pass problem ``prob`` alone from 0 to ``t_final`` [s] with integrator
+    ``method`` and ``kwargs`` of :func:`hpcrail.integrators.integrate`.  Returns ``(Y, y_final, table, stats, status,
+    t_reached, wall, compile)``: ``Y`` float64[k, n] the states at ``t_out`` [s] and ``y_final`` float64[n] the last
+    (their motion columns the initial ones), ``table`` float64[K, 1 + 6N] the records of :func:`brake_record` (N
+    vehicles; times strictly increasing), ``stats`` the summed step statistics, ``status`` the first failed
+    segment's :class:`~hpcrail.integrators.contract.Status` (or completed), ``t_reached`` [s], ``wall`` and
+    ``compile`` [s] summed over the segments."""
     p = prob.params
     n = prob.y0.size
     motion, rec = layout(p, n)
@@ -163,7 +167,9 @@ def integrate_two_pass(prob: Problem, method: str, t_out, t_final: float, *, pro
     t_out = np.ascontiguousarray(t_out, dtype=float)
     Yb, yb_final, table, stats, status, t_reached, wall, comp = brake_pass(prob, method, t_out, t_final, kwargs)
     n = prob.y0.size
-    if not status.success or table.shape[0] < 2:
+    if status.success and table.shape[0] < 2:   # every completed segment records its start and >= 1 step
+        raise RuntimeError(f"two passes: the brake pass recorded {table.shape[0]} step(s) to t = {t_final:g} s")
+    if not status.success:
         return Solution(t=t_out, y=Yb, status=status, message=status.describe(t_reached) + " (brake pass)",
                         t_reached=t_reached, stats=stats, acc=prob.acc0.copy(), wall_time=wall, compile_time=comp,
                         method=method, y_final=np.full(n, np.nan))
