@@ -43,25 +43,20 @@ def run(sc, *, progress=None, t_out=None) -> RunResult | None:
         model = build_friction(sc)
         sol = friction_solve(model, sc, t_out, sc.simulation.duration_s, progress=progress)
         return _finish(sc, friction_result(sc, model, sol), t_req)
-    if uses_two_passes(sc):  # the pneumatic brake, then the motion (kinds/ltd/two_pass.py)
-        model, prob = ltd_problem(sc)
-        sol = integrate_two_pass(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
-                                 **sc.integrator.kwargs())
-        res = ltd_result(sc, model, sol)
-        res.attrs["partition_state"] = "serial"
-        res.attrs["brake_passes"] = 2
-        add_envelope_check(sc, res, sol, prob)
-        return _finish(sc, res, t_req)
-    backend = choose_backend(sc)
+    two = uses_two_passes(sc)      # the pneumatic brake, then the motion (kinds/ltd/two_pass.py): one block
+    backend = "off" if two else choose_backend(sc)
     if backend != "off":  # hidden-vehicle blocks on threads or MPI ranks (None on MPI ranks != 0)
         from hpcrail.kinds.ltd.partitioned import run_partitioned
 
         return _finish(sc, run_partitioned(sc, backend, t_out, progress=progress), t_req)
     model, prob = ltd_problem(sc)
-    sol = integrate(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
-                    **sc.integrator.kwargs())
+    solve = integrate_two_pass if two else integrate
+    sol = solve(prob, sc.integrator.method, t_out, sc.simulation.duration_s, progress=progress,
+                **sc.integrator.kwargs())
     res = ltd_result(sc, model, sol)
     res.attrs["partition_state"] = "serial"
+    if two:
+        res.attrs["brake_passes"] = 2
     add_envelope_check(sc, res, sol, prob)
     return _finish(sc, res, t_req)
 
