@@ -557,6 +557,54 @@ def test_two_passes_give_the_one_pass_run_through_the_application_and_release():
         assert abs(float(ds["air_mass_balance_residual"])) < 3e-5
 
 
+def test_the_motion_pass_on_its_compact_layout_is_bitwise_the_full_state_model():
+    """The motion pass's callbacks (``models/ltd/two_pass``: 5 values per vehicle, only the brake states they read
+    interpolated) against the one-pass right-hand side, Jacobian and observer on
+    :func:`~hpcrail.models.ltd.two_pass.fill`'s full state (every recorded brake state interpolated), on the
+    7-vehicle consist with both locomotive groups and their independent brakes: brake records drawn off the charged
+    state (cylinders from empty to full, independent brakes applied), the vehicles moving, at times inside steps of
+    the record table, on its nodes and outside it.  Bitwise: every motion row of the right-hand side (the tail's
+    applied notches and work integrals too), every slot of the motion Jacobian, every envelope and brake metric
+    of the observer after the sequence of steps."""
+    from hpcrail.kinds.ltd.two_pass import layout, motion_problem
+    from hpcrail.models.ltd.jacobian import ltd_jac_pneumatic
+    from hpcrail.models.ltd.kernel import ltd_observe_pneumatic, ltd_rhs_pneumatic
+    from hpcrail.models.ltd.two_pass import fill, motion_jac, motion_observe, motion_rhs
+
+    model, prob = ltd_problem(make_scenario(mixed_tree(), ["output.energy=true"]))
+    p = model.params
+    motion, rec = layout(p, prob.y0.size)
+    assert p.i_energy >= 0 and np.count_nonzero(p.pn_v[:, L.V_IND]) == 2
+    rng = np.random.default_rng(45)
+    times = np.array([0.0, 0.4, 1.1, 3.0, 7.5, 12.5])
+    states = [_perturbed_brake_state(model, rng) for _ in times]
+    table = np.array([np.concatenate([[t], y[rec], rng.normal(0, 2 * BAR, rec.size)]) for t, y in zip(times, states)])
+    N = p.n_veh
+    table[:, 1 + 2 * N:1 + 3 * N] = 1e5 + rng.uniform(0.0, 4.0 * BAR, (times.size, N))   # independent brakes applied
+    mp, _ = motion_problem(prob, table)
+    P, sel = mp.params, mp.params[4]
+    ym = states[2][motion]
+    dm, vals = np.full(motion.size, np.nan), np.full(sel.size, np.nan)
+    full, dfull, vfull = prob.y0.copy(), np.full(prob.y0.size, np.nan), np.zeros(prob.jac_pattern.nnz)
+    acc, acc_full = mp.acc0.copy(), prob.acc0.copy()
+    cursor = np.zeros(1, dtype=np.int64)
+    checked = 0
+    for t in (-1.0, 0.2, 0.4, 0.5, 1.1, 2.9, 5.0, 7.5, 9.0, 14.0, 20.0):
+        ym = ym + rng.normal(0, 1e-3, ym.size)
+        fill(t, ym, motion, rec, table, cursor, full)
+        motion_rhs(t, ym, P, dm)
+        ltd_rhs_pneumatic(t, full, p, dfull)
+        assert np.array_equal(dm, dfull[motion]), (t, np.flatnonzero(dm != dfull[motion]))
+        motion_jac(t, ym, P, vals)
+        ltd_jac_pneumatic(t, full, p, vfull)
+        assert np.array_equal(vals, vfull[sel]), (t, np.flatnonzero(vals != vfull[sel]))
+        motion_observe(t, ym, P, acc)
+        ltd_observe_pneumatic(t, full, p, acc_full)
+        assert np.array_equal(acc, acc_full, equal_nan=True), (t, np.flatnonzero(acc != acc_full))
+        checked += np.count_nonzero(dm) + np.count_nonzero(vals)
+    assert checked > 5 * (motion.size + sel.size) and np.isfinite(acc).sum() > motion.size   # not trivially zero
+
+
 def _stopping_distance(ds):
     """Head travel from the command (t = 2 s) until every vehicle stood still, from the sampled speeds and
     positions of a run (the empirical brake has no stopping metric)."""

@@ -29,7 +29,7 @@ from hpcrail.integrators import Problem, integrate
 from hpcrail.integrators.contract import STAT_NAMES, Solution, Status
 from hpcrail.integrators.linalg import JacobianPattern
 from hpcrail.models.brakes.layout import (
-    S_CV, S_ECP, S_ECP_DELAY, S_EOT_DELAY, S_EOT_J, S_OBC, S_OIND, S_SEP_J, S_SEP_T, S_SEP_TOPEN, V_DELAY,
+    S_CV, S_ECP, S_ECP_DELAY, S_EOT_DELAY, S_EOT_J, S_OBC, S_OIND, S_SEP_J, S_SEP_T, S_SEP_TOPEN, V_DELAY, V_IND,
 )
 from hpcrail.models.ltd.two_pass import (
     brake_pass_jac, brake_pass_rhs, brake_record, motion_jac, motion_observe, motion_rhs,
@@ -58,6 +58,29 @@ def layout(p, n: int) -> tuple[np.ndarray, np.ndarray]:
     lv = 2 + 2 * int(p.pn_s[S_CV])
     rec = np.concatenate([j + lv, j + int(p.pn_s[S_OBC]), j + int(p.pn_s[S_OIND])]).astype(np.int64)
     return motion, rec
+
+
+def compact_layout(p, n: int, motion: np.ndarray):
+    """The motion pass's layout (:mod:`hpcrail.models.ltd.two_pass`): 5 values per vehicle (extension or the
+    head's position, speed, brake pipe at the valve, cylinder state, independent-brake state) then the tail.
+    Returns ``(pm, smap, (ridx, rcol), (oidx, ocol))``: ``pm`` the parameters ``p`` of that layout (block 5, the
+    tail's indices and the brake-state offsets moved), ``smap`` int64[len(motion)] the layout's index of every
+    motion state, ``ridx``/``rcol`` the layout's indices of the states the right-hand side and the Jacobian read
+    (every cylinder, the independent brake of the vehicles that have one) and their columns among the brake pass's
+    records (``layout``'s ``rec``: pipe, cylinder, independent brake of every vehicle), ``oidx``/``ocol`` those the
+    observer reads besides (the pipe)."""
+    B, N = p.block, p.n_veh
+    W = 5
+    smap = np.where(motion < B * N, W * (motion // B) + motion % B, motion - B * N + W * N).astype(np.int64)
+    pn_s = p.pn_s.copy()
+    pn_s[S_CV], pn_s[S_OBC], pn_s[S_OIND] = 0.0, 3.0, 4.0     # the pipe at 2 + 2·S_CV
+    shift = W * N - B * N
+    pm = p._replace(block=W, i_notch=p.i_notch + shift, i_energy=p.i_energy + shift if p.i_energy >= 0 else -1,
+                    pn_s=pn_s)
+    j = np.arange(N)
+    ind = np.flatnonzero(p.pn_v[:, V_IND] != 0.0)
+    i64 = lambda *a: np.concatenate(a).astype(np.int64)  # noqa: E731
+    return pm, smap, (i64(W * j + 3, W * ind + 4), i64(N + j, 2 * N + ind)), (i64(W * j + 2), i64(j))
 
 
 def brake_breakpoints(p, t_final: float) -> np.ndarray:
@@ -149,7 +172,11 @@ def motion_problem(prob: Problem, table: np.ndarray) -> tuple[Problem, np.ndarra
         raise ValueError("two passes: a motion row of the Jacobian depends on a brake state")
     border = inv[np.asarray(pat.border, dtype=np.int64)] if pat.border is not None else None
     mpat = JacobianPattern.sparse(motion.size, inv[pat.rows[sel]], inv[pat.cols[sel]], border=border)
-    P = (p, motion, prob.y0.copy(), np.zeros(n), np.zeros(pat.nnz), sel, rec, table, np.zeros(1, dtype=np.int64))
+    pm, smap, (ridx, rcol), (oidx, ocol) = compact_layout(p, n, motion)
+    ys = np.zeros(5 * p.n_veh + n - p.block * p.n_veh)
+    ys[smap] = prob.y0[motion]
+    P = (pm, ys, np.zeros(ys.size), np.zeros(pat.nnz), sel, smap, table, np.zeros(1, dtype=np.int64), ridx, rcol,
+         oidx, ocol)
     mp = Problem(motion_rhs, motion_observe, P, prob.y0[motion].copy(), atol_scale=prob.atol_scale[motion],
                  acc0=prob.acc0.copy(), jac=motion_jac, jac_pattern=mpat, rtol_scale=prob.rtol_scale[motion])
     return mp, motion
@@ -193,4 +220,5 @@ def integrate_two_pass(prob: Problem, method: str, t_out, t_final: float, *, pro
 
 
 __all__ = ["uses_two_passes", "integrate_two_pass", "brake_pass", "motion_problem", "brake_breakpoints", "layout",
+           "compact_layout",
            "RECORD_BYTES0"]
